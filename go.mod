@@ -1,0 +1,3 @@
+module github.com/opsearch/opsearch
+
+go 1.26

@@ -1,0 +1,241 @@
+package openproject
+
+import "time"
+
+// Ref is a link to another resource, normalized from a HAL link object.
+// ID is parsed from the href's last path segment; it is 0 when the href is
+// null, points at an undisclosed resource, or does not end in a number.
+type Ref struct {
+	ID    int64  `json:"id,omitempty"`
+	Href  string `json:"href,omitempty"`
+	Title string `json:"title,omitempty"`
+}
+
+// IsZero reports whether the link references nothing (href null or absent).
+func (r Ref) IsZero() bool { return r.Href == "" }
+
+// Undisclosed reports whether the server hid the linked resource from the
+// caller (the urn:openproject-org:api:v3:undisclosed href).
+func (r Ref) Undisclosed() bool { return r.Href == UndisclosedHref }
+
+// UndisclosedHref is the href OpenProject uses for a linked resource the
+// caller may not see.
+const UndisclosedHref = "urn:openproject-org:api:v3:undisclosed"
+
+// Root is the API root (GET /api/v3).
+type Root struct {
+	InstanceName string `json:"instanceName,omitempty"`
+	// CoreVersion is only rendered for administrators.
+	CoreVersion string `json:"coreVersion,omitempty"`
+	UserID      int64  `json:"userId,omitempty"`
+}
+
+// User is a principal, normalized. Email, login and some other fields are
+// only visible to the user themself and to administrators.
+type User struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Login     string    `json:"login,omitempty"`
+	FirstName string    `json:"firstName,omitempty"`
+	LastName  string    `json:"lastName,omitempty"`
+	Email     string    `json:"email,omitempty"`
+	Admin     bool      `json:"admin,omitempty"`
+	Status    string    `json:"status,omitempty"`
+	Language  string    `json:"language,omitempty"`
+	Avatar    string    `json:"avatar,omitempty"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// Project is an OpenProject project (or workspace).
+type Project struct {
+	ID                int64     `json:"id"`
+	Identifier        string    `json:"identifier"`
+	Name              string    `json:"name"`
+	Active            bool      `json:"active"`
+	Public            bool      `json:"public"`
+	Description       string    `json:"description,omitempty"`
+	StatusExplanation string    `json:"statusExplanation,omitempty"`
+	Parent            *Ref      `json:"parent,omitempty"`
+	CreatedAt         time.Time `json:"createdAt,omitzero"`
+	UpdatedAt         time.Time `json:"updatedAt,omitzero"`
+}
+
+// Status is a work package status.
+type Status struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	IsClosed  bool   `json:"isClosed"`
+	IsDefault bool   `json:"isDefault,omitempty"`
+	Color     string `json:"color,omitempty"`
+	Position  int    `json:"position,omitempty"`
+}
+
+// Type is a work package type (Task, Bug, ...).
+type Type struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Color       string `json:"color,omitempty"`
+	Position    int    `json:"position,omitempty"`
+	IsDefault   bool   `json:"isDefault,omitempty"`
+	IsMilestone bool   `json:"isMilestone,omitempty"`
+}
+
+// Priority is a work package priority.
+type Priority struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Position  int    `json:"position,omitempty"`
+	IsDefault bool   `json:"isDefault,omitempty"`
+	IsActive  bool   `json:"isActive"`
+}
+
+// WorkPackage is a work package, normalized from HAL.
+type WorkPackage struct {
+	ID int64 `json:"id"`
+	// DisplayID is the project-based id ("PROJ-12") newer servers render;
+	// empty when the server has none.
+	DisplayID   string `json:"displayId,omitempty"`
+	LockVersion int    `json:"lockVersion"`
+	Subject     string `json:"subject"`
+	Description string `json:"description,omitempty"`
+
+	Project Ref `json:"project"`
+	Type    Ref `json:"type"`
+	Status  Ref `json:"status"`
+	// Closed is true when the status is a closed one. The client fills it
+	// from the embedded status or, failing that, from the status list.
+	Closed   bool `json:"closed"`
+	Priority Ref  `json:"priority"`
+
+	Author      Ref  `json:"author"`
+	Assignee    *Ref `json:"assignee,omitempty"`
+	Responsible *Ref `json:"responsible,omitempty"`
+	Parent      *Ref `json:"parent,omitempty"`
+	Version     *Ref `json:"version,omitempty"`
+
+	StartDate      string `json:"startDate,omitempty"` // YYYY-MM-DD
+	DueDate        string `json:"dueDate,omitempty"`   // YYYY-MM-DD
+	PercentageDone *int   `json:"percentageDone,omitempty"`
+
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// Activity is one journal entry of a work package: a comment, a change, or
+// both.
+type Activity struct {
+	ID int64 `json:"id"`
+	// Kind is the HAL _type: "Activity::Comment" or "Activity".
+	Kind string `json:"kind"`
+	// Version is the journal's sequence number, not a lock.
+	Version       int       `json:"version"`
+	Comment       string    `json:"comment,omitempty"`
+	Details       []string  `json:"details,omitempty"`
+	User          Ref       `json:"user"`
+	WorkPackageID int64     `json:"workPackageId"`
+	Internal      bool      `json:"internal,omitempty"`
+	CreatedAt     time.Time `json:"createdAt,omitzero"`
+	UpdatedAt     time.Time `json:"updatedAt,omitzero"`
+}
+
+// IsComment reports whether the activity carries a non-empty comment.
+func (a Activity) IsComment() bool { return trimmedLen(a.Comment) > 0 }
+
+// Attachment is attachment metadata (never the content).
+type Attachment struct {
+	ID          int64     `json:"id"`
+	FileName    string    `json:"fileName"`
+	FileSize    int64     `json:"fileSize"`
+	ContentType string    `json:"contentType,omitempty"`
+	Description string    `json:"description,omitempty"`
+	DownloadURL string    `json:"downloadUrl,omitempty"`
+	Container   Ref       `json:"container"`
+	Author      Ref       `json:"author"`
+	CreatedAt   time.Time `json:"createdAt,omitzero"`
+}
+
+// WikiPage is a wiki page. Servers of OpenProject 13-17 render only id,
+// title and project; newer ones add text, slug and timestamps. HasText
+// says which kind answered.
+type WikiPage struct {
+	ID          int64        `json:"id"`
+	Title       string       `json:"title"`
+	Slug        string       `json:"slug,omitempty"`
+	Project     Ref          `json:"project"`
+	Text        string       `json:"text,omitempty"`
+	HasText     bool         `json:"hasText"`
+	LockVersion int          `json:"lockVersion,omitempty"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+	CreatedAt   time.Time    `json:"createdAt,omitzero"`
+	UpdatedAt   time.Time    `json:"updatedAt,omitzero"`
+}
+
+// Meeting is a meeting. AgendaItems is filled only when the caller fetched
+// them (they come from a separate, unpaginated endpoint).
+type Meeting struct {
+	ID          int64     `json:"id"`
+	Title       string    `json:"title"`
+	Location    string    `json:"location,omitempty"`
+	LockVersion int       `json:"lockVersion"`
+	StartTime   time.Time `json:"startTime,omitzero"`
+	EndTime     time.Time `json:"endTime,omitzero"`
+	// Duration is the number the server sends: hours on current servers,
+	// minutes on some older ones.
+	Duration     float64      `json:"duration,omitempty"`
+	Project      Ref          `json:"project"`
+	Author       Ref          `json:"author"`
+	Participants []Ref        `json:"participants,omitempty"`
+	AgendaItems  []AgendaItem `json:"agendaItems,omitempty"`
+	CreatedAt    time.Time    `json:"createdAt,omitzero"`
+	UpdatedAt    time.Time    `json:"updatedAt,omitzero"`
+}
+
+// AgendaItem is one item on a meeting's agenda.
+type AgendaItem struct {
+	ID              int64     `json:"id"`
+	MeetingID       int64     `json:"meetingId"`
+	Title           string    `json:"title"`
+	Notes           string    `json:"notes,omitempty"`
+	Position        int       `json:"position"`
+	DurationMinutes *int      `json:"durationInMinutes,omitempty"`
+	ItemType        string    `json:"itemType"` // simple | work_package
+	WorkPackage     *Ref      `json:"workPackage,omitempty"`
+	Author          *Ref      `json:"author,omitempty"`
+	Presenter       *Ref      `json:"presenter,omitempty"`
+	Section         *Ref      `json:"section,omitempty"`
+	Outcomes        []Outcome `json:"outcomes,omitempty"`
+	LockVersion     int       `json:"lockVersion,omitempty"`
+	CreatedAt       time.Time `json:"createdAt,omitzero"`
+	UpdatedAt       time.Time `json:"updatedAt,omitzero"`
+}
+
+// Outcome is a recorded outcome (decision, result) of an agenda item.
+type Outcome struct {
+	ID    int64  `json:"id"`
+	Notes string `json:"notes"`
+	Kind  string `json:"kind,omitempty"`
+}
+
+// Query is a saved work package query (a "view").
+type Query struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Project   *Ref      `json:"project,omitempty"`
+	Public    bool      `json:"public"`
+	Starred   bool      `json:"starred,omitempty"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+func trimmedLen(s string) int {
+	n := 0
+	for _, r := range s {
+		switch r {
+		case ' ', '\t', '\n', '\r':
+		default:
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,162 @@
+package optest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/opsearch/opsearch/openproject"
+)
+
+// Dataset is everything a fake OpenProject instance holds. It is plain data:
+// the generator produces one, LoadDataset reads one from a JSON file, and
+// NewServer serves one. References between entities are by id; Ref titles
+// inside entities are filled by the server when it renders them, so a
+// hand-written data set only needs ids.
+type Dataset struct {
+	InstanceName string                    `json:"instanceName,omitempty"`
+	Users        []User                    `json:"users"`
+	Projects     []Project                 `json:"projects"`
+	Statuses     []openproject.Status      `json:"statuses"`
+	Types        []openproject.Type        `json:"types"`
+	Priorities   []openproject.Priority    `json:"priorities"`
+	WorkPackages []openproject.WorkPackage `json:"workPackages"`
+	// Activities of all work packages; Activity.WorkPackageID links them.
+	Activities []openproject.Activity `json:"activities"`
+	WikiPages  []openproject.WikiPage `json:"wikiPages"`
+	// Meetings carry their agenda items and participants inline.
+	Meetings []openproject.Meeting `json:"meetings"`
+	Queries  []openproject.Query   `json:"queries,omitempty"`
+}
+
+// User is a fake user: the API's user plus the API key that authenticates
+// as them.
+type User struct {
+	openproject.User
+	APIKey string `json:"apiKey"`
+}
+
+// Project is a fake project: the API's project plus its members. A user
+// sees a project when it is public, when they are a member, or when they
+// are an administrator.
+type Project struct {
+	openproject.Project
+	Members []int64 `json:"members,omitempty"`
+}
+
+// Well-known users present in every generated data set.
+const (
+	AdminKey = "opsearch-admin"
+	AliceKey = "opsearch-alice"
+	BobKey   = "opsearch-bob"
+)
+
+// LoadDataset reads a data set from a JSON file written by SaveDataset (or
+// by hand, in the same shape).
+func LoadDataset(path string) (*Dataset, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read dataset: %w", err)
+	}
+	var d Dataset
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("decode dataset %s: %w", path, err)
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("validate dataset %s: %w", path, err)
+	}
+	return &d, nil
+}
+
+// SaveDataset writes d as indented JSON.
+func SaveDataset(path string, d *Dataset) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode dataset: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("write dataset: %w", err)
+	}
+	return nil
+}
+
+// Validate checks the references a server relies on: unique ids per kind,
+// and every work package, wiki page and meeting pointing at an existing
+// project, every activity at an existing work package, every work package
+// at an existing status and type, and unique, non-empty API keys.
+func (d *Dataset) Validate() error {
+	projects := map[int64]bool{}
+	for _, p := range d.Projects {
+		if p.ID <= 0 || projects[p.ID] {
+			return fmt.Errorf("project id %d is missing or duplicated", p.ID)
+		}
+		projects[p.ID] = true
+	}
+	keys := map[string]bool{}
+	users := map[int64]bool{}
+	for _, u := range d.Users {
+		if u.ID <= 0 || users[u.ID] {
+			return fmt.Errorf("user id %d is missing or duplicated", u.ID)
+		}
+		users[u.ID] = true
+		if u.APIKey == "" || keys[u.APIKey] {
+			return fmt.Errorf("user %d has an empty or duplicated API key", u.ID)
+		}
+		keys[u.APIKey] = true
+	}
+	statuses := map[int64]bool{}
+	for _, s := range d.Statuses {
+		statuses[s.ID] = true
+	}
+	types := map[int64]bool{}
+	for _, t := range d.Types {
+		types[t.ID] = true
+	}
+	wps := map[int64]bool{}
+	for _, wp := range d.WorkPackages {
+		if wp.ID <= 0 || wps[wp.ID] {
+			return fmt.Errorf("work package id %d is missing or duplicated", wp.ID)
+		}
+		wps[wp.ID] = true
+		if !projects[wp.Project.ID] {
+			return fmt.Errorf("work package %d: unknown project %d", wp.ID, wp.Project.ID)
+		}
+		if !statuses[wp.Status.ID] {
+			return fmt.Errorf("work package %d: unknown status %d", wp.ID, wp.Status.ID)
+		}
+		if !types[wp.Type.ID] {
+			return fmt.Errorf("work package %d: unknown type %d", wp.ID, wp.Type.ID)
+		}
+	}
+	acts := map[int64]bool{}
+	for _, a := range d.Activities {
+		if a.ID <= 0 || acts[a.ID] {
+			return fmt.Errorf("activity id %d is missing or duplicated", a.ID)
+		}
+		acts[a.ID] = true
+		if !wps[a.WorkPackageID] {
+			return fmt.Errorf("activity %d: unknown work package %d", a.ID, a.WorkPackageID)
+		}
+	}
+	wikis := map[int64]bool{}
+	for _, w := range d.WikiPages {
+		if w.ID <= 0 || wikis[w.ID] {
+			return fmt.Errorf("wiki page id %d is missing or duplicated", w.ID)
+		}
+		wikis[w.ID] = true
+		if !projects[w.Project.ID] {
+			return fmt.Errorf("wiki page %d: unknown project %d", w.ID, w.Project.ID)
+		}
+	}
+	meetings := map[int64]bool{}
+	for _, m := range d.Meetings {
+		if m.ID <= 0 || meetings[m.ID] {
+			return fmt.Errorf("meeting id %d is missing or duplicated", m.ID)
+		}
+		meetings[m.ID] = true
+		if !projects[m.Project.ID] {
+			return fmt.Errorf("meeting %d: unknown project %d", m.ID, m.Project.ID)
+		}
+	}
+	return nil
+}
