@@ -32,26 +32,24 @@ func (fs Filters) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		name, err := json.Marshal(f.Name)
-		if err != nil {
-			return nil, err
-		}
-		op, err := json.Marshal(f.Operator)
-		if err != nil {
-			return nil, err
-		}
 		vals := f.Values
 		if vals == nil {
 			vals = []string{}
 		}
-		v, err := json.Marshal(vals)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(&b, `{%s:{"operator":%s,"values":%s}}`, name, op, v)
+		fmt.Fprintf(&b, `{%s:{"operator":%s,"values":%s}}`, jsonText(f.Name), jsonText(f.Operator), jsonText(vals))
 	}
 	b.WriteByte(']')
 	return b.Bytes(), nil
+}
+
+// jsonText encodes v without HTML escaping, so "<>d" stays readable in URLs
+// and logs. Strings and string slices cannot fail to encode.
+func jsonText(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // UnmarshalJSON parses the API's filter syntax. Values may be null (the
@@ -219,8 +217,7 @@ func (o ListOptions) Values() url.Values {
 			}
 			pairs[i] = [2]string{s.Field, dir}
 		}
-		b, _ := json.Marshal(pairs)
-		v.Set("sortBy", string(b))
+		v.Set("sortBy", jsonText(pairs))
 	}
 	if len(o.Select) > 0 {
 		v.Set("select", strings.Join(o.Select, ","))
@@ -242,6 +239,7 @@ func ParseSortBy(s string) ([]Sort, error) {
 	}
 	var pairs [][]string
 	if err := json.Unmarshal([]byte(s), &pairs); err != nil {
+		pairs = nil // a failed decode may have filled part of it
 		var strs []string
 		if err2 := json.Unmarshal([]byte(s), &strs); err2 != nil {
 			return nil, &FilterSyntaxError{Msg: "Sort by is not a valid JSON array: " + err.Error()}

@@ -1,0 +1,363 @@
+package openproject
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Page is one page of a paginated collection.
+type Page[T any] struct {
+	Items []T
+	// Total counts the whole result; Count the items on this page.
+	Total, Count int
+	// PageSize is the size the server actually used (it caps silently);
+	// Offset is the 1-based page number.
+	PageSize, Offset int
+}
+
+// Last reports whether no page follows this one.
+func (p Page[T]) Last() bool {
+	if p.Count == 0 || p.PageSize <= 0 {
+		return true
+	}
+	return p.Offset*p.PageSize >= p.Total
+}
+
+// EachPage fetches pages starting at opts.Offset (default 1) and calls fn
+// for each until the collection ends, fn returns an error, or ctx is done.
+// It follows the server's echoed pageSize, so a silently capped page size
+// neither skips nor repeats items.
+func EachPage[T any](ctx context.Context, opts ListOptions, fetch func(context.Context, ListOptions) (Page[T], error), fn func(Page[T]) error) error {
+	if opts.Offset <= 0 {
+		opts.Offset = 1
+	}
+	for {
+		page, err := fetch(ctx, opts)
+		if err != nil {
+			return err
+		}
+		if err := fn(page); err != nil {
+			return err
+		}
+		if page.Last() {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		opts.Offset = page.Offset + 1
+		if page.Offset <= 0 {
+			opts.Offset++
+		}
+	}
+}
+
+func decodePage[W any, T any](ctx context.Context, c *Client, r request, conv func(W) T) (Page[T], error) {
+	var coll halCollection
+	if err := c.do(ctx, r, &coll); err != nil {
+		return Page[T]{}, err
+	}
+	p := Page[T]{Total: coll.Total, Count: coll.Count, PageSize: coll.PageSize, Offset: coll.Offset, Items: make([]T, 0, len(coll.Embedded.Elements))}
+	for _, raw := range coll.Embedded.Elements {
+		var w W
+		if err := json.Unmarshal(raw, &w); err != nil {
+			return Page[T]{}, c.errorf(r, ErrMalformed, 200, fmt.Errorf("decode element: %w", err))
+		}
+		p.Items = append(p.Items, conv(w))
+	}
+	if p.Count == 0 {
+		p.Count = len(p.Items)
+	}
+	return p, nil
+}
+
+func decodeAll[W any, T any](ctx context.Context, c *Client, r request, conv func(W) T) ([]T, error) {
+	p, err := decodePage(ctx, c, r, conv)
+	return p.Items, err
+}
+
+func get(path string, q url.Values) request {
+	return request{method: http.MethodGet, path: path, query: q}
+}
+
+// Root returns the API root. coreVersion is only visible to admins.
+func (c *Client) Root(ctx context.Context) (Root, error) {
+	var w wireRoot
+	if err := c.do(ctx, get("/api/v3", nil), &w); err != nil {
+		return Root{}, err
+	}
+	return Root{InstanceName: w.InstanceName, CoreVersion: w.CoreVersion, UserID: w.Links.ref("user").ID}, nil
+}
+
+// Me returns the user the API key belongs to.
+func (c *Client) Me(ctx context.Context) (User, error) {
+	var w wireUser
+	if err := c.do(ctx, get("/api/v3/users/me", nil), &w); err != nil {
+		return User{}, err
+	}
+	return w.model(), nil
+}
+
+// User returns one user.
+func (c *Client) User(ctx context.Context, id int64) (User, error) {
+	var w wireUser
+	if err := c.do(ctx, get("/api/v3/users/"+strconv.FormatInt(id, 10), nil), &w); err != nil {
+		return User{}, err
+	}
+	return w.model(), nil
+}
+
+// ListUsers lists users (needs admin or the manage-user permission).
+func (c *Client) ListUsers(ctx context.Context, opts ListOptions) (Page[User], error) {
+	return decodePage(ctx, c, get("/api/v3/users", opts.Values()), wireUser.model)
+}
+
+// ListProjects lists the projects the user can see.
+func (c *Client) ListProjects(ctx context.Context, opts ListOptions) (Page[Project], error) {
+	return decodePage(ctx, c, get("/api/v3/projects", opts.Values()), wireProject.model)
+}
+
+// Project returns a project by numeric id or identifier.
+func (c *Client) Project(ctx context.Context, idOrIdentifier string) (Project, error) {
+	if err := checkPathParam("project", idOrIdentifier); err != nil {
+		return Project{}, err
+	}
+	var w wireProject
+	if err := c.do(ctx, get("/api/v3/projects/"+url.PathEscape(idOrIdentifier), nil), &w); err != nil {
+		return Project{}, err
+	}
+	return w.model(), nil
+}
+
+// ListWorkPackages lists work packages across all visible projects. Without
+// Filters the server returns only open ones; pass StatusAll to get closed
+// ones too.
+func (c *Client) ListWorkPackages(ctx context.Context, opts ListOptions) (Page[WorkPackage], error) {
+	return c.listWorkPackages(ctx, "/api/v3/work_packages", opts)
+}
+
+// ListProjectWorkPackages lists the work packages of one project.
+func (c *Client) ListProjectWorkPackages(ctx context.Context, project string, opts ListOptions) (Page[WorkPackage], error) {
+	if err := checkPathParam("project", project); err != nil {
+		return Page[WorkPackage]{}, err
+	}
+	return c.listWorkPackages(ctx, "/api/v3/projects/"+url.PathEscape(project)+"/work_packages", opts)
+}
+
+func (c *Client) listWorkPackages(ctx context.Context, path string, opts ListOptions) (Page[WorkPackage], error) {
+	needStatuses := false
+	page, err := decodePage(ctx, c, get(path, opts.Values()), func(w wireWorkPackage) WorkPackage {
+		wp, closed := w.model()
+		if closed != nil {
+			wp.Closed = *closed
+		} else {
+			needStatuses = true
+		}
+		return wp
+	})
+	if err != nil {
+		return page, err
+	}
+	if needStatuses {
+		if err := c.fillClosed(ctx, page.Items); err != nil {
+			return page, err
+		}
+	}
+	return page, nil
+}
+
+// fillClosed sets Closed from the cached status list, for servers (or
+// select= responses) that do not embed the status.
+func (c *Client) fillClosed(ctx context.Context, wps []WorkPackage) error {
+	closed, err := c.closedStatuses(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range wps {
+		if wps[i].Status.ID != 0 {
+			wps[i].Closed = closed[wps[i].Status.ID]
+		}
+	}
+	return nil
+}
+
+func (c *Client) closedStatuses(ctx context.Context) (map[int64]bool, error) {
+	c.mu.Lock()
+	m := c.statusClosed
+	c.mu.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	sts, err := c.Statuses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m = make(map[int64]bool, len(sts))
+	for _, s := range sts {
+		m[s.ID] = s.IsClosed
+	}
+	c.mu.Lock()
+	c.statusClosed = m
+	c.mu.Unlock()
+	return m, nil
+}
+
+// WorkPackage returns one work package.
+func (c *Client) WorkPackage(ctx context.Context, id int64) (WorkPackage, error) {
+	var w wireWorkPackage
+	if err := c.do(ctx, get(wpPath(id), nil), &w); err != nil {
+		return WorkPackage{}, err
+	}
+	return c.finishWorkPackage(ctx, w)
+}
+
+func wpPath(id int64) string { return "/api/v3/work_packages/" + strconv.FormatInt(id, 10) }
+
+// Activities returns the whole journal of a work package, oldest first.
+// The endpoint is not paginated.
+func (c *Client) Activities(ctx context.Context, workPackageID int64) ([]Activity, error) {
+	acts, err := decodeAll(ctx, c, get(wpPath(workPackageID)+"/activities", nil), wireActivity.model)
+	for i := range acts {
+		if acts[i].WorkPackageID == 0 {
+			acts[i].WorkPackageID = workPackageID
+		}
+	}
+	return acts, err
+}
+
+// Statuses lists all statuses (unpaginated).
+func (c *Client) Statuses(ctx context.Context) ([]Status, error) {
+	return decodeAll(ctx, c, get("/api/v3/statuses", nil), func(w wireStatus) Status {
+		return Status{ID: int64(w.ID), Name: w.Name, IsClosed: w.IsClosed, IsDefault: w.IsDefault, Color: w.Color, Position: w.Position}
+	})
+}
+
+// Types lists work package types, of one project when project is not empty.
+func (c *Client) Types(ctx context.Context, project string) ([]Type, error) {
+	path := "/api/v3/types"
+	if project != "" {
+		if err := checkPathParam("project", project); err != nil {
+			return nil, err
+		}
+		path = "/api/v3/projects/" + url.PathEscape(project) + "/types"
+	}
+	return decodeAll(ctx, c, get(path, nil), func(w wireType) Type {
+		return Type{ID: int64(w.ID), Name: w.Name, Color: w.Color, Position: w.Position, IsDefault: w.IsDefault, IsMilestone: w.IsMilestone}
+	})
+}
+
+// Priorities lists all priorities (unpaginated).
+func (c *Client) Priorities(ctx context.Context) ([]Priority, error) {
+	return decodeAll(ctx, c, get("/api/v3/priorities", nil), func(w wirePriority) Priority {
+		active := w.IsActive == nil || *w.IsActive
+		return Priority{ID: int64(w.ID), Name: w.Name, Position: w.Position, IsDefault: w.IsDefault, IsActive: active}
+	})
+}
+
+// WikiPage returns a wiki page by id, the only way the API offers to read
+// one. Text is filled (and HasText set) only when the server renders it.
+func (c *Client) WikiPage(ctx context.Context, id int64) (WikiPage, error) {
+	var w wireWikiPage
+	if err := c.do(ctx, get("/api/v3/wiki_pages/"+strconv.FormatInt(id, 10), nil), &w); err != nil {
+		return WikiPage{}, err
+	}
+	p := w.model()
+	c.noteWikiText(p.HasText)
+	return p, nil
+}
+
+// WikiPageAttachments lists a wiki page's attachments (unpaginated).
+func (c *Client) WikiPageAttachments(ctx context.Context, id int64) ([]Attachment, error) {
+	return decodeAll(ctx, c, get("/api/v3/wiki_pages/"+strconv.FormatInt(id, 10)+"/attachments", nil), wireAttachment.model)
+}
+
+// WorkPackageAttachments lists a work package's attachments (unpaginated).
+func (c *Client) WorkPackageAttachments(ctx context.Context, id int64) ([]Attachment, error) {
+	return decodeAll(ctx, c, get(wpPath(id)+"/attachments", nil), wireAttachment.model)
+}
+
+// ListMeetings lists meetings. Servers before the meetings list existed
+// answer 404, reported as ErrUnsupported.
+func (c *Client) ListMeetings(ctx context.Context, opts ListOptions) (Page[Meeting], error) {
+	p, err := decodePage(ctx, c, get("/api/v3/meetings", opts.Values()), wireMeeting.model)
+	if errors.Is(err, ErrNotFound) {
+		var e *Error
+		errors.As(err, &e)
+		return p, &Error{Kind: ErrUnsupported, Status: e.Status, Identifier: e.Identifier, Message: "this OpenProject version has no meetings list", Method: e.Method, Path: e.Path}
+	}
+	return p, err
+}
+
+// Meeting returns one meeting (without agenda items).
+func (c *Client) Meeting(ctx context.Context, id int64) (Meeting, error) {
+	var w wireMeeting
+	if err := c.do(ctx, get("/api/v3/meetings/"+strconv.FormatInt(id, 10), nil), &w); err != nil {
+		return Meeting{}, err
+	}
+	return w.model(), nil
+}
+
+// AgendaItems lists a meeting's agenda items with their outcomes
+// (unpaginated), ordered by position.
+func (c *Client) AgendaItems(ctx context.Context, meetingID int64) ([]AgendaItem, error) {
+	items, err := decodeAll(ctx, c, get("/api/v3/meetings/"+strconv.FormatInt(meetingID, 10)+"/agenda_items", nil), wireAgendaItem.model)
+	for i := range items {
+		if items[i].MeetingID == 0 {
+			items[i].MeetingID = meetingID
+		}
+	}
+	return items, err
+}
+
+// ListQueries lists saved queries visible to the user.
+func (c *Client) ListQueries(ctx context.Context, opts ListOptions) (Page[Query], error) {
+	return decodePage(ctx, c, get("/api/v3/queries", opts.Values()), wireQuery.model)
+}
+
+// Query returns one saved query.
+func (c *Client) Query(ctx context.Context, id int64) (Query, error) {
+	var w wireQuery
+	if err := c.do(ctx, get("/api/v3/queries/"+strconv.FormatInt(id, 10), nil), &w); err != nil {
+		return Query{}, err
+	}
+	return w.model(), nil
+}
+
+// GetJSON fetches any API path below the base URL and returns the raw JSON,
+// for endpoints opsearch does not model (the OpenAPI spec, for example).
+func (c *Client) GetJSON(ctx context.Context, path string, q url.Values) (json.RawMessage, error) {
+	if !strings.HasPrefix(path, "/api/v3") {
+		return nil, fmt.Errorf("get json: path %q must start with /api/v3", path)
+	}
+	var raw json.RawMessage
+	if err := c.do(ctx, get(path, q), &raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// checkPathParam rejects values that would change the request path.
+func checkPathParam(name, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("%s id or identifier is empty", name)
+	}
+	if strings.ContainsAny(v, "/?#") || v == "." || v == ".." {
+		return fmt.Errorf("%s id or identifier %q contains characters that are not allowed", name, v)
+	}
+	return nil
+}
+
+// Attachment returns one attachment's metadata.
+func (c *Client) Attachment(ctx context.Context, id int64) (Attachment, error) {
+	var w wireAttachment
+	if err := c.do(ctx, get("/api/v3/attachments/"+strconv.FormatInt(id, 10), nil), &w); err != nil {
+		return Attachment{}, err
+	}
+	return w.model(), nil
+}

@@ -1,0 +1,361 @@
+package openproject
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultUserAgent identifies opsearch to OpenProject servers.
+const DefaultUserAgent = "opsearch/0.1 (+https://github.com/opsearch/opsearch)"
+
+// Config configures a Client. Only BaseURL and APIKey are required.
+type Config struct {
+	// BaseURL is the OpenProject instance, e.g. https://op.example.com or
+	// https://example.com/openproject/; a trailing slash is ignored.
+	BaseURL string
+	// APIKey is the user's API token. It is sent as HTTP Basic
+	// "apikey:<key>" (portable across versions) unless Bearer is set.
+	APIKey string
+	// Bearer sends the key as "Authorization: Bearer <key>" (newer servers,
+	// OAuth tokens).
+	Bearer bool
+	// HTTPClient is used for requests; nil uses a client with sensible
+	// transport timeouts. Its Timeout, if any, bounds each attempt.
+	HTTPClient *http.Client
+	// Timeout bounds a single attempt (connect to last body byte); default 30s.
+	Timeout time.Duration
+	// UserAgent defaults to DefaultUserAgent.
+	UserAgent string
+	// MaxAttempts bounds attempts of a retryable read (default 4).
+	MaxAttempts int
+	// RetryBase and RetryMax shape the exponential backoff with jitter
+	// between attempts (defaults 500ms and 20s).
+	RetryBase, RetryMax time.Duration
+	// MaxRetryAfter is the longest Retry-After the client waits out by
+	// itself (default 60s); a longer one is returned to the caller as an
+	// ErrRateLimited error carrying RetryAfter.
+	MaxRetryAfter time.Duration
+	// Logger receives debug lines about retries; nil discards them.
+	Logger *slog.Logger
+	// Sleep waits between attempts; nil uses a context-aware timer. Tests
+	// replace it to observe backoff without waiting.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Client talks to one OpenProject instance as one user. It is safe for
+// concurrent use. Capability and status lookups are cached per Client,
+// which is per key, so nothing one user sees is reused for another.
+type Client struct {
+	base    *url.URL
+	auth    string
+	cfg     Config
+	http    *http.Client
+	logger  *slog.Logger
+	secrets []string
+
+	mu            sync.Mutex
+	caps          *Capabilities // lists probed; nil until Capabilities ran
+	wikiText      bool
+	wikiTextKnown bool
+	statusClosed  map[int64]bool
+}
+
+// New validates cfg and returns a Client.
+func New(cfg Config) (*Client, error) {
+	raw := strings.TrimSpace(cfg.BaseURL)
+	if raw == "" {
+		return nil, errors.New("create client: base URL is empty")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("create client: base URL %q must be an absolute http(s) URL", raw)
+	}
+	if u.User != nil {
+		return nil, errors.New("create client: base URL must not contain credentials; pass the API key separately")
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawQuery, u.Fragment = "", ""
+	// Users paste the API root as often as the instance URL.
+	u.Path = strings.TrimSuffix(u.Path, "/api/v3")
+	if cfg.APIKey == "" {
+		return nil, errors.New("create client: API key is empty")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 4
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = 500 * time.Millisecond
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = 20 * time.Second
+	}
+	if cfg.MaxRetryAfter <= 0 {
+		cfg.MaxRetryAfter = 60 * time.Second
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: cfg.Timeout,
+			MaxIdleConnsPerHost:   16,
+			IdleConnTimeout:       90 * time.Second,
+			ForceAttemptHTTP2:     true,
+		}}
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("apikey:" + cfg.APIKey))
+	c := &Client{
+		base: u, cfg: cfg, http: hc, logger: logger,
+		secrets: []string{cfg.APIKey, basic},
+	}
+	if cfg.Bearer {
+		c.auth = "Bearer " + cfg.APIKey
+	} else {
+		c.auth = "Basic " + basic
+	}
+	return c, nil
+}
+
+// BaseURL returns the instance URL without trailing slash.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// Redact removes the client's API key (plain and Basic-encoded) from s.
+// Use it on any text that may echo a request, such as upstream messages.
+func (c *Client) Redact(s string) string {
+	for _, sec := range c.secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[REDACTED]")
+		}
+	}
+	return s
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// request describes one API call.
+type request struct {
+	method string
+	path   string // below the base URL, starting with /api/v3
+	query  url.Values
+	body   any // JSON-encoded when non-nil
+}
+
+// do performs the request, retrying idempotent reads on transient failures,
+// and decodes a 2xx JSON body into out (when out is non-nil).
+func (c *Client) do(ctx context.Context, r request, out any) error {
+	var payload []byte
+	if r.body != nil {
+		b, err := json.Marshal(r.body)
+		if err != nil {
+			return fmt.Errorf("encode request body: %w", err)
+		}
+		payload = b
+	}
+	// Only reads are retried: a write that timed out may have been applied,
+	// and repeating a comment or a create is worse than reporting the error.
+	idempotent := r.method == http.MethodGet || r.method == http.MethodHead
+	attempts := 1
+	if idempotent {
+		attempts = c.cfg.MaxAttempts
+	}
+	var lastErr error
+	for attempt := 1; attempt <= attempts; attempt++ {
+		if err := ctx.Err(); err != nil {
+			if lastErr != nil {
+				return lastErr
+			}
+			return c.errorf(r, ErrNetwork, 0, err)
+		}
+		err := c.once(ctx, r, payload, out)
+		if err == nil {
+			return nil
+		}
+		lastErr = err
+		var apiErr *Error
+		if !errors.As(err, &apiErr) || !apiErr.Temporary() || attempt == attempts || ctx.Err() != nil {
+			return err
+		}
+		wait := c.backoff(attempt)
+		if apiErr.Kind == ErrRateLimited || (apiErr.Status == http.StatusServiceUnavailable && apiErr.RetryAfter > 0) {
+			if apiErr.RetryAfter > c.cfg.MaxRetryAfter {
+				return err
+			}
+			if apiErr.RetryAfter > 0 {
+				wait = apiErr.RetryAfter
+			}
+		}
+		c.logger.DebugContext(ctx, "retrying OpenProject request",
+			"method", r.method, "path", r.path, "attempt", attempt, "wait", wait, "cause", err.Error())
+		if serr := c.cfg.Sleep(ctx, wait); serr != nil {
+			return err
+		}
+	}
+	return lastErr
+}
+
+// backoff is capped exponential backoff with full jitter in [d/2, d).
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.cfg.RetryBase << (attempt - 1)
+	if d <= 0 || d > c.cfg.RetryMax {
+		d = c.cfg.RetryMax
+	}
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+func (c *Client) once(ctx context.Context, r request, payload []byte, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	u := *c.base
+	u.Path = c.base.Path + r.path
+	if len(r.query) > 0 {
+		u.RawQuery = r.query.Encode()
+	}
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
+	if err != nil {
+		return c.errorf(r, ErrRequest, 0, err)
+	}
+	req.Header.Set("Authorization", c.auth)
+	req.Header.Set("Accept", "application/hal+json, application/json")
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		// url.Error's text contains the URL; ours never holds the key, but
+		// strip it anyway to keep the error short.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return c.errorf(r, ErrNetwork, 0, err)
+	}
+	defer resp.Body.Close()
+	// Bodies are read whole before decoding so a connection cut mid-body is
+	// reported as truncated, not as a JSON syntax error.
+	data, readErr := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return c.statusError(r, resp, data)
+	}
+	if readErr != nil {
+		if ctx.Err() != nil {
+			return c.errorf(r, ErrNetwork, resp.StatusCode, ctx.Err())
+		}
+		return c.errorf(r, ErrMalformed, resp.StatusCode, fmt.Errorf("read body: %w", readErr))
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return c.errorf(r, ErrMalformed, resp.StatusCode, fmt.Errorf("decode body: %w", err))
+	}
+	return nil
+}
+
+func (c *Client) errorf(r request, kind error, status int, cause error) *Error {
+	e := &Error{Kind: kind, Status: status, Method: r.method, Path: r.path}
+	if cause != nil {
+		e.Err = redactedError{msg: c.Redact(cause.Error()), err: cause}
+	}
+	return e
+}
+
+// redactedError keeps the cause for errors.Is while printing a text
+// without credentials.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }
+
+func (c *Client) statusError(r request, resp *http.Response, body []byte) *Error {
+	e := &Error{Kind: kindForStatus(resp.StatusCode), Status: resp.StatusCode, Method: r.method, Path: r.path}
+	var he halError
+	if json.Unmarshal(body, &he) == nil && he.Type == "Error" {
+		e.Identifier = strings.TrimPrefix(he.ErrorIdentifier, ErrorIdentifierPrefix)
+		e.Message = c.Redact(he.Message)
+		e.Attribute = he.Embedded.Details.Attribute
+		if e.Identifier == "MultipleErrors" && len(he.Embedded.Errors) > 0 {
+			msgs := make([]string, 0, len(he.Embedded.Errors))
+			for _, sub := range he.Embedded.Errors {
+				msgs = append(msgs, sub.Message)
+			}
+			e.Message = c.Redact(strings.Join(msgs, " "))
+		}
+	} else if txt := strings.TrimSpace(string(body)); txt != "" && len(txt) < 300 && !strings.HasPrefix(txt, "<") {
+		e.Message = c.Redact(txt) // e.g. 406 "Missing content-type header"
+	}
+	// OpenProject reports an invalid select as InvalidSignal and a bad body
+	// as InvalidRequestBody; both are the caller's fault like InvalidQuery.
+	if resp.StatusCode == http.StatusForbidden && e.Identifier == "Unauthenticated" {
+		e.Kind = ErrUnauthenticated // OAuth token with the wrong scope
+	}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		e.RetryAfter = parseRetryAfter(ra, time.Now())
+	}
+	if e.Kind == ErrRateLimited && e.RetryAfter == 0 {
+		e.RetryAfter = c.cfg.RetryBase
+	}
+	return e
+}
+
+// parseRetryAfter reads delay-seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d.Round(time.Second)
+		}
+	}
+	return 0
+}

@@ -1,0 +1,536 @@
+package openproject
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The wire types below decode exactly the HAL fields opsearch uses. Unknown
+// properties, custom fields and action links are ignored by encoding/json,
+// and fields whose type varies between OpenProject versions are decoded
+// leniently, so a newer or older server never breaks decoding.
+
+type halLink struct {
+	Href  *string `json:"href"`
+	Title string  `json:"title"`
+}
+
+// halLinks holds _links; each value is a link object or an array of them.
+type halLinks map[string]json.RawMessage
+
+func (l halLinks) ref(name string) Ref {
+	raw, ok := l[name]
+	if !ok {
+		return Ref{}
+	}
+	var hl halLink
+	if err := json.Unmarshal(raw, &hl); err != nil {
+		return Ref{}
+	}
+	return refFrom(hl)
+}
+
+// optRef returns nil for an absent link or one whose href is null, which is
+// how OpenProject renders "no assignee".
+func (l halLinks) optRef(name string) *Ref {
+	r := l.ref(name)
+	if r.IsZero() {
+		return nil
+	}
+	return &r
+}
+
+func (l halLinks) refs(name string) []Ref {
+	raw, ok := l[name]
+	if !ok {
+		return nil
+	}
+	var hls []halLink
+	if err := json.Unmarshal(raw, &hls); err != nil {
+		return nil
+	}
+	out := make([]Ref, 0, len(hls))
+	for _, hl := range hls {
+		if r := refFrom(hl); !r.IsZero() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func refFrom(hl halLink) Ref {
+	if hl.Href == nil || *hl.Href == "" {
+		return Ref{}
+	}
+	return Ref{ID: idFromHref(*hl.Href), Href: *hl.Href, Title: hl.Title}
+}
+
+// idFromHref parses the trailing numeric path segment of an href, ignoring
+// any query string: "/api/v3/users/11" gives 11.
+func idFromHref(href string) int64 {
+	if i := strings.IndexAny(href, "?#"); i >= 0 {
+		href = href[:i]
+	}
+	href = strings.TrimRight(href, "/")
+	seg := href[strings.LastIndexByte(href, '/')+1:]
+	id, err := strconv.ParseInt(seg, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return id
+}
+
+// formattable is {format, raw, html}; some servers send a plain string
+// where newer ones send the object, so both decode.
+type formattable struct {
+	Raw string
+}
+
+func (f *formattable) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	if b[0] == '"' {
+		return json.Unmarshal(b, &f.Raw)
+	}
+	var obj struct {
+		Raw *string `json:"raw"`
+	}
+	if err := json.Unmarshal(b, &obj); err != nil {
+		return nil // an unexpected shape is not worth failing a whole page for
+	}
+	if obj.Raw != nil {
+		f.Raw = *obj.Raw
+	}
+	return nil
+}
+
+// lenientTime decodes ISO 8601 with or without fractional seconds, and
+// tolerates null, empty strings and date-only values.
+type lenientTime struct{ time.Time }
+
+func (t *lenientTime) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil || s == "" {
+		return nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", time.DateOnly} {
+		if v, err := time.Parse(layout, s); err == nil {
+			t.Time = v.UTC()
+			return nil
+		}
+	}
+	return nil
+}
+
+// lenientNumber decodes a JSON number, a numeric string, or nothing.
+type lenientNumber struct {
+	Value float64
+	Set   bool
+}
+
+func (n *lenientNumber) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err == nil {
+		n.Value, n.Set = f, true
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			n.Value, n.Set = f, true
+		}
+	}
+	return nil
+}
+
+// lenientInt decodes an integer that some versions send as a string.
+type lenientInt int64
+
+func (n *lenientInt) UnmarshalJSON(b []byte) error {
+	var ln lenientNumber
+	_ = ln.UnmarshalJSON(b)
+	*n = lenientInt(ln.Value)
+	return nil
+}
+
+type halCollection struct {
+	Type     string `json:"_type"`
+	Total    int    `json:"total"`
+	Count    int    `json:"count"`
+	PageSize int    `json:"pageSize"`
+	Offset   int    `json:"offset"`
+	Embedded struct {
+		Elements []json.RawMessage `json:"elements"`
+	} `json:"_embedded"`
+}
+
+type halError struct {
+	Type            string `json:"_type"`
+	ErrorIdentifier string `json:"errorIdentifier"`
+	Message         string `json:"message"`
+	Embedded        struct {
+		Details struct {
+			Attribute string `json:"attribute"`
+		} `json:"details"`
+		Errors []halError `json:"errors"`
+	} `json:"_embedded"`
+}
+
+type wireUser struct {
+	ID        lenientInt  `json:"id"`
+	Name      string      `json:"name"`
+	Login     string      `json:"login"`
+	FirstName string      `json:"firstName"`
+	LastName  string      `json:"lastName"`
+	Email     string      `json:"email"`
+	Admin     bool        `json:"admin"`
+	Status    string      `json:"status"`
+	Language  string      `json:"language"`
+	Avatar    string      `json:"avatar"`
+	CreatedAt lenientTime `json:"createdAt"`
+	UpdatedAt lenientTime `json:"updatedAt"`
+}
+
+func (w wireUser) model() User {
+	return User{
+		ID: int64(w.ID), Name: w.Name, Login: w.Login, FirstName: w.FirstName, LastName: w.LastName,
+		Email: w.Email, Admin: w.Admin, Status: w.Status, Language: w.Language, Avatar: w.Avatar,
+		CreatedAt: w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
+	}
+}
+
+type wireProject struct {
+	ID                lenientInt  `json:"id"`
+	Identifier        string      `json:"identifier"`
+	Name              string      `json:"name"`
+	Active            *bool       `json:"active"`
+	Public            bool        `json:"public"`
+	Description       formattable `json:"description"`
+	StatusExplanation formattable `json:"statusExplanation"`
+	CreatedAt         lenientTime `json:"createdAt"`
+	UpdatedAt         lenientTime `json:"updatedAt"`
+	Links             halLinks    `json:"_links"`
+}
+
+func (w wireProject) model() Project {
+	active := true // servers before "active" existed only listed active projects
+	if w.Active != nil {
+		active = *w.Active
+	}
+	return Project{
+		ID: int64(w.ID), Identifier: w.Identifier, Name: w.Name, Active: active, Public: w.Public,
+		Description: w.Description.Raw, StatusExplanation: w.StatusExplanation.Raw,
+		Parent: w.Links.optRef("parent"), CreatedAt: w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
+	}
+}
+
+type wireStatus struct {
+	ID        lenientInt `json:"id"`
+	Name      string     `json:"name"`
+	IsClosed  bool       `json:"isClosed"`
+	IsDefault bool       `json:"isDefault"`
+	Color     string     `json:"color"`
+	Position  int        `json:"position"`
+}
+
+type wireType struct {
+	ID          lenientInt `json:"id"`
+	Name        string     `json:"name"`
+	Color       string     `json:"color"`
+	Position    int        `json:"position"`
+	IsDefault   bool       `json:"isDefault"`
+	IsMilestone bool       `json:"isMilestone"`
+}
+
+type wirePriority struct {
+	ID        lenientInt `json:"id"`
+	Name      string     `json:"name"`
+	Position  int        `json:"position"`
+	IsDefault bool       `json:"isDefault"`
+	IsActive  *bool      `json:"isActive"`
+}
+
+type wireWorkPackage struct {
+	ID             lenientInt      `json:"id"`
+	DisplayID      json.RawMessage `json:"displayId"`
+	LockVersion    int             `json:"lockVersion"`
+	Subject        string          `json:"subject"`
+	Description    formattable     `json:"description"`
+	StartDate      string          `json:"startDate"`
+	DueDate        string          `json:"dueDate"`
+	Date           string          `json:"date"` // milestones carry one date
+	PercentageDone *lenientNumber  `json:"percentageDone"`
+	CreatedAt      lenientTime     `json:"createdAt"`
+	UpdatedAt      lenientTime     `json:"updatedAt"`
+	Links          halLinks        `json:"_links"`
+	Embedded       struct {
+		Status *struct {
+			IsClosed *bool `json:"isClosed"`
+		} `json:"status"`
+	} `json:"_embedded"`
+}
+
+// model converts; closed reports whether the embedded status said if the
+// work package is closed (nil when the server did not embed it).
+func (w wireWorkPackage) model() (WorkPackage, *bool) {
+	wp := WorkPackage{
+		ID: int64(w.ID), DisplayID: rawScalar(w.DisplayID), LockVersion: w.LockVersion,
+		Subject: w.Subject, Description: w.Description.Raw,
+		Project: w.Links.ref("project"), Type: w.Links.ref("type"), Status: w.Links.ref("status"),
+		Priority: w.Links.ref("priority"), Author: w.Links.ref("author"),
+		Assignee: w.Links.optRef("assignee"), Responsible: w.Links.optRef("responsible"),
+		Parent: w.Links.optRef("parent"), Version: w.Links.optRef("version"),
+		StartDate: w.StartDate, DueDate: w.DueDate,
+		CreatedAt: w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
+	}
+	if wp.StartDate == "" && wp.DueDate == "" && w.Date != "" {
+		wp.StartDate, wp.DueDate = w.Date, w.Date
+	}
+	if w.PercentageDone != nil && w.PercentageDone.Set {
+		p := int(w.PercentageDone.Value)
+		wp.PercentageDone = &p
+	}
+	var closed *bool
+	if w.Embedded.Status != nil {
+		closed = w.Embedded.Status.IsClosed
+	}
+	return wp, closed
+}
+
+// rawScalar renders a JSON string or number as text ("" for null/absent).
+func rawScalar(b json.RawMessage) string {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || string(b) == "null" {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		return s
+	}
+	return string(b)
+}
+
+type wireActivity struct {
+	Type      string        `json:"_type"`
+	ID        lenientInt    `json:"id"`
+	Version   int           `json:"version"`
+	Comment   formattable   `json:"comment"`
+	Details   []formattable `json:"details"`
+	Internal  bool          `json:"internal"`
+	CreatedAt lenientTime   `json:"createdAt"`
+	UpdatedAt lenientTime   `json:"updatedAt"`
+	Links     halLinks      `json:"_links"`
+}
+
+func (w wireActivity) model() Activity {
+	a := Activity{
+		ID: int64(w.ID), Kind: w.Type, Version: w.Version, Comment: w.Comment.Raw,
+		User: w.Links.ref("user"), WorkPackageID: w.Links.ref("workPackage").ID, Internal: w.Internal,
+		CreatedAt: w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
+	}
+	for _, d := range w.Details {
+		if d.Raw != "" {
+			a.Details = append(a.Details, d.Raw)
+		}
+	}
+	return a
+}
+
+type wireAttachment struct {
+	ID          lenientInt  `json:"id"`
+	FileName    string      `json:"fileName"`
+	FileSize    *lenientInt `json:"fileSize"`
+	LegacySize  *lenientInt `json:"filesize"` // spec examples spell it so
+	ContentType string      `json:"contentType"`
+	Description formattable `json:"description"`
+	CreatedAt   lenientTime `json:"createdAt"`
+	Links       halLinks    `json:"_links"`
+}
+
+func (w wireAttachment) model() Attachment {
+	a := Attachment{
+		ID: int64(w.ID), FileName: w.FileName, ContentType: w.ContentType, Description: w.Description.Raw,
+		Container: w.Links.ref("container"), Author: w.Links.ref("author"), CreatedAt: w.CreatedAt.Time,
+	}
+	switch {
+	case w.FileSize != nil:
+		a.FileSize = int64(*w.FileSize)
+	case w.LegacySize != nil:
+		a.FileSize = int64(*w.LegacySize)
+	}
+	if dl := w.Links.ref("downloadLocation"); !dl.IsZero() {
+		a.DownloadURL = dl.Href
+	} else if dl := w.Links.ref("staticDownloadLocation"); !dl.IsZero() {
+		a.DownloadURL = dl.Href
+	}
+	return a
+}
+
+type wireWikiPage struct {
+	ID          lenientInt       `json:"id"`
+	Title       string           `json:"title"`
+	Slug        string           `json:"slug"`
+	Text        *json.RawMessage `json:"text"`
+	LockVersion int              `json:"lockVersion"`
+	CreatedAt   lenientTime      `json:"createdAt"`
+	UpdatedAt   lenientTime      `json:"updatedAt"`
+	Links       halLinks         `json:"_links"`
+	Embedded    struct {
+		Project *struct {
+			ID   lenientInt `json:"id"`
+			Name string     `json:"name"`
+		} `json:"project"`
+		Attachments *struct {
+			Embedded struct {
+				Elements []wireAttachment `json:"elements"`
+			} `json:"_embedded"`
+		} `json:"attachments"`
+	} `json:"_embedded"`
+}
+
+func (w wireWikiPage) model() WikiPage {
+	p := WikiPage{
+		ID: int64(w.ID), Title: w.Title, Slug: w.Slug, Project: w.Links.ref("project"),
+		LockVersion: w.LockVersion, CreatedAt: w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
+	}
+	if w.Text != nil {
+		var f formattable
+		_ = f.UnmarshalJSON(*w.Text)
+		p.Text, p.HasText = f.Raw, true
+	}
+	if ep := w.Embedded.Project; ep != nil {
+		if p.Project.ID == 0 {
+			p.Project.ID = int64(ep.ID)
+		}
+		if p.Project.Title == "" {
+			p.Project.Title = ep.Name
+		}
+	}
+	if ea := w.Embedded.Attachments; ea != nil {
+		for _, a := range ea.Embedded.Elements {
+			p.Attachments = append(p.Attachments, a.model())
+		}
+	}
+	return p
+}
+
+type wireMeeting struct {
+	ID          lenientInt    `json:"id"`
+	Title       string        `json:"title"`
+	Location    string        `json:"location"`
+	LockVersion int           `json:"lockVersion"`
+	StartTime   lenientTime   `json:"startTime"`
+	EndTime     lenientTime   `json:"endTime"`
+	Duration    lenientNumber `json:"duration"`
+	CreatedAt   lenientTime   `json:"createdAt"`
+	UpdatedAt   lenientTime   `json:"updatedAt"`
+	Links       halLinks      `json:"_links"`
+	Embedded    struct {
+		Participants []struct {
+			ID   lenientInt `json:"id"`
+			Name string     `json:"name"`
+			// Some versions embed participant records that link the user.
+			Links halLinks `json:"_links"`
+		} `json:"participants"`
+	} `json:"_embedded"`
+}
+
+func (w wireMeeting) model() Meeting {
+	m := Meeting{
+		ID: int64(w.ID), Title: w.Title, Location: w.Location, LockVersion: w.LockVersion,
+		StartTime: w.StartTime.Time, EndTime: w.EndTime.Time, Duration: w.Duration.Value,
+		Project: w.Links.ref("project"), Author: w.Links.ref("author"),
+		Participants: w.Links.refs("participants"),
+		CreatedAt:    w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
+	}
+	if len(m.Participants) == 0 {
+		for _, p := range w.Embedded.Participants {
+			r := p.Links.ref("user")
+			if r.IsZero() {
+				r = Ref{ID: int64(p.ID), Title: p.Name}
+			}
+			if r.Title == "" {
+				r.Title = p.Name
+			}
+			m.Participants = append(m.Participants, r)
+		}
+	}
+	return m
+}
+
+type wireOutcome struct {
+	ID    lenientInt  `json:"id"`
+	Notes formattable `json:"notes"`
+	Kind  string      `json:"kind"`
+}
+
+type wireAgendaItem struct {
+	ID          lenientInt     `json:"id"`
+	Title       string         `json:"title"`
+	Notes       formattable    `json:"notes"`
+	Position    int            `json:"position"`
+	Duration    *lenientNumber `json:"durationInMinutes"`
+	ItemType    string         `json:"itemType"`
+	LockVersion int            `json:"lockVersion"`
+	CreatedAt   lenientTime    `json:"createdAt"`
+	UpdatedAt   lenientTime    `json:"updatedAt"`
+	Links       halLinks       `json:"_links"`
+	Embedded    struct {
+		Outcomes []wireOutcome `json:"outcomes"`
+	} `json:"_embedded"`
+}
+
+func (w wireAgendaItem) model() AgendaItem {
+	it := AgendaItem{
+		ID: int64(w.ID), MeetingID: w.Links.ref("meeting").ID, Title: w.Title, Notes: w.Notes.Raw,
+		Position: w.Position, ItemType: w.ItemType, LockVersion: w.LockVersion,
+		WorkPackage: w.Links.optRef("workPackage"), Author: w.Links.optRef("author"),
+		Presenter: w.Links.optRef("presenter"), Section: w.Links.optRef("section"),
+		CreatedAt: w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
+	}
+	if it.Title == "" && it.WorkPackage != nil {
+		it.Title = it.WorkPackage.Title // work package items take the subject
+	}
+	if w.Duration != nil && w.Duration.Set {
+		d := int(w.Duration.Value)
+		it.DurationMinutes = &d
+	}
+	for _, o := range w.Embedded.Outcomes {
+		it.Outcomes = append(it.Outcomes, Outcome{ID: int64(o.ID), Notes: o.Notes.Raw, Kind: o.Kind})
+	}
+	if len(it.Outcomes) == 0 {
+		// Only links: the outcome text is not available without more requests.
+		for _, r := range w.Links.refs("outcomes") {
+			it.Outcomes = append(it.Outcomes, Outcome{ID: r.ID, Notes: r.Title})
+		}
+	}
+	return it
+}
+
+type wireQuery struct {
+	ID        lenientInt  `json:"id"`
+	Name      string      `json:"name"`
+	Public    bool        `json:"public"`
+	Starred   bool        `json:"starred"`
+	CreatedAt lenientTime `json:"createdAt"`
+	UpdatedAt lenientTime `json:"updatedAt"`
+	Links     halLinks    `json:"_links"`
+}
+
+func (w wireQuery) model() Query {
+	return Query{
+		ID: int64(w.ID), Name: w.Name, Public: w.Public, Starred: w.Starred,
+		Project: w.Links.optRef("project"), CreatedAt: w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
+	}
+}
+
+type wireRoot struct {
+	InstanceName string   `json:"instanceName"`
+	CoreVersion  string   `json:"coreVersion"`
+	Links        halLinks `json:"_links"`
+}

@@ -1,0 +1,180 @@
+package openproject
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// NewWorkPackage is the input of CreateWorkPackage. Project and Subject are
+// required; zero ids leave the server's defaults (default type, status and
+// priority).
+type NewWorkPackage struct {
+	// Project is the numeric id or the identifier.
+	Project     string
+	Subject     string
+	Description string
+	TypeID      int64
+	StatusID    int64
+	PriorityID  int64
+	AssigneeID  int64
+	ParentID    int64
+	StartDate   string // YYYY-MM-DD
+	DueDate     string // YYYY-MM-DD
+}
+
+// WorkPackagePatch is the input of UpdateWorkPackage. LockVersion is
+// required and must be the version last read; nil fields stay unchanged. A
+// pointer to 0 for AssigneeID or ParentID removes the link.
+type WorkPackagePatch struct {
+	LockVersion    int
+	Subject        *string
+	Description    *string
+	TypeID         *int64
+	StatusID       *int64
+	PriorityID     *int64
+	AssigneeID     *int64
+	ResponsibleID  *int64
+	ParentID       *int64
+	StartDate      *string
+	DueDate        *string
+	PercentageDone *int
+}
+
+// CreateWorkPackage creates a work package and returns it as the server
+// stored it. Writes are never retried: a timed-out create may have been
+// applied.
+func (c *Client) CreateWorkPackage(ctx context.Context, n NewWorkPackage) (WorkPackage, error) {
+	if err := checkPathParam("project", n.Project); err != nil {
+		return WorkPackage{}, fmt.Errorf("create work package: %w", err)
+	}
+	if strings.TrimSpace(n.Subject) == "" {
+		return WorkPackage{}, errors.New("create work package: subject is empty")
+	}
+	body := map[string]any{"subject": n.Subject}
+	if n.Description != "" {
+		body["description"] = map[string]any{"raw": n.Description}
+	}
+	if n.StartDate != "" {
+		body["startDate"] = n.StartDate
+	}
+	if n.DueDate != "" {
+		body["dueDate"] = n.DueDate
+	}
+	links := map[string]any{}
+	c.setLink(links, "type", "types", n.TypeID)
+	c.setLink(links, "status", "statuses", n.StatusID)
+	c.setLink(links, "priority", "priorities", n.PriorityID)
+	c.setLink(links, "assignee", "users", n.AssigneeID)
+	c.setLink(links, "parent", "work_packages", n.ParentID)
+	if len(links) > 0 {
+		body["_links"] = links
+	}
+	var w wireWorkPackage
+	r := request{method: http.MethodPost, path: "/api/v3/projects/" + url.PathEscape(n.Project) + "/work_packages", body: body}
+	if err := c.do(ctx, r, &w); err != nil {
+		return WorkPackage{}, err
+	}
+	return c.finishWorkPackage(ctx, w)
+}
+
+// UpdateWorkPackage applies a patch. A stale LockVersion fails with
+// ErrConflict; the caller re-reads the work package and retries.
+func (c *Client) UpdateWorkPackage(ctx context.Context, id int64, p WorkPackagePatch) (WorkPackage, error) {
+	body := map[string]any{"lockVersion": p.LockVersion}
+	if p.Subject != nil {
+		if strings.TrimSpace(*p.Subject) == "" {
+			return WorkPackage{}, errors.New("update work package: subject is empty")
+		}
+		body["subject"] = *p.Subject
+	}
+	if p.Description != nil {
+		body["description"] = map[string]any{"raw": *p.Description}
+	}
+	if p.StartDate != nil {
+		body["startDate"] = nullIfEmpty(*p.StartDate)
+	}
+	if p.DueDate != nil {
+		body["dueDate"] = nullIfEmpty(*p.DueDate)
+	}
+	if p.PercentageDone != nil {
+		body["percentageDone"] = *p.PercentageDone
+	}
+	links := map[string]any{}
+	c.patchLink(links, "type", "types", p.TypeID)
+	c.patchLink(links, "status", "statuses", p.StatusID)
+	c.patchLink(links, "priority", "priorities", p.PriorityID)
+	c.patchLink(links, "assignee", "users", p.AssigneeID)
+	c.patchLink(links, "responsible", "users", p.ResponsibleID)
+	c.patchLink(links, "parent", "work_packages", p.ParentID)
+	if len(links) > 0 {
+		body["_links"] = links
+	}
+	var w wireWorkPackage
+	if err := c.do(ctx, request{method: http.MethodPatch, path: wpPath(id), body: body}, &w); err != nil {
+		return WorkPackage{}, err
+	}
+	return c.finishWorkPackage(ctx, w)
+}
+
+// AddComment adds a comment to a work package. Note that OpenProject moves
+// the work package's updatedAt but not its lockVersion.
+func (c *Client) AddComment(ctx context.Context, workPackageID int64, text string) (Activity, error) {
+	if strings.TrimSpace(text) == "" {
+		return Activity{}, errors.New("add comment: comment is empty")
+	}
+	var w wireActivity
+	r := request{method: http.MethodPost, path: wpPath(workPackageID) + "/activities", body: map[string]any{"comment": map[string]any{"raw": text}}}
+	if err := c.do(ctx, r, &w); err != nil {
+		return Activity{}, err
+	}
+	a := w.model()
+	if a.WorkPackageID == 0 {
+		a.WorkPackageID = workPackageID
+	}
+	return a, nil
+}
+
+func (c *Client) finishWorkPackage(ctx context.Context, w wireWorkPackage) (WorkPackage, error) {
+	wp, closed := w.model()
+	if closed != nil {
+		wp.Closed = *closed
+		return wp, nil
+	}
+	one := []WorkPackage{wp}
+	err := c.fillClosed(ctx, one)
+	return one[0], err
+}
+
+// href builds a resource href the way the server renders them, below the
+// instance's path prefix (servers deployed under /openproject expect it).
+func (c *Client) href(collection string, id int64) string {
+	return c.base.Path + "/api/v3/" + collection + "/" + strconv.FormatInt(id, 10)
+}
+
+func (c *Client) setLink(links map[string]any, name, collection string, id int64) {
+	if id > 0 {
+		links[name] = map[string]any{"href": c.href(collection, id)}
+	}
+}
+
+func (c *Client) patchLink(links map[string]any, name, collection string, id *int64) {
+	switch {
+	case id == nil:
+	case *id <= 0:
+		links[name] = map[string]any{"href": nil}
+	default:
+		links[name] = map[string]any{"href": c.href(collection, *id)}
+	}
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
