@@ -21,40 +21,52 @@ type Page[T any] struct {
 	PageSize, Offset int
 }
 
-// Last reports whether no page follows this one.
+// Last reports whether no page follows this one. Responses pruned with
+// select may omit pageSize; the item count stands in for it then.
 func (p Page[T]) Last() bool {
-	if p.Count == 0 || p.PageSize <= 0 {
+	size := p.PageSize
+	if size <= 0 {
+		size = len(p.Items)
+	}
+	if len(p.Items) == 0 || size <= 0 {
 		return true
 	}
-	return p.Offset*p.PageSize >= p.Total
+	return max(p.Offset, 1)*size >= p.Total
 }
 
 // EachPage fetches pages starting at opts.Offset (default 1) and calls fn
 // for each until the collection ends, fn returns an error, or ctx is done.
 // It follows the server's echoed pageSize, so a silently capped page size
-// neither skips nor repeats items.
+// neither skips nor repeats items, and it stops once it has seen total
+// items even when a select= response omits the paging fields.
 func EachPage[T any](ctx context.Context, opts ListOptions, fetch func(context.Context, ListOptions) (Page[T], error), fn func(Page[T]) error) error {
 	if opts.Offset <= 0 {
 		opts.Offset = 1
 	}
+	seen := -1
 	for {
 		page, err := fetch(ctx, opts)
 		if err != nil {
 			return err
 		}
+		if seen < 0 {
+			size := page.PageSize
+			if size <= 0 {
+				size = len(page.Items)
+			}
+			seen = (opts.Offset - 1) * size
+		}
+		seen += len(page.Items)
 		if err := fn(page); err != nil {
 			return err
 		}
-		if page.Last() {
+		if page.Last() || seen >= page.Total {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		opts.Offset = page.Offset + 1
-		if page.Offset <= 0 {
-			opts.Offset++
-		}
+		opts.Offset++
 	}
 }
 
@@ -64,6 +76,13 @@ func decodePage[W any, T any](ctx context.Context, c *Client, r request, conv fu
 		return Page[T]{}, err
 	}
 	p := Page[T]{Total: coll.Total, Count: coll.Count, PageSize: coll.PageSize, Offset: coll.Offset, Items: make([]T, 0, len(coll.Embedded.Elements))}
+	if p.Offset == 0 {
+		// Pruned by select, or an unpaginated collection: the page asked for.
+		p.Offset = 1
+		if o, err := strconv.Atoi(r.query.Get("offset")); err == nil && o > 1 {
+			p.Offset = o
+		}
+	}
 	for _, raw := range coll.Embedded.Elements {
 		var w W
 		if err := json.Unmarshal(raw, &w); err != nil {

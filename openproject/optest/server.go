@@ -1,0 +1,460 @@
+// Package optest is a fake OpenProject server for tests, benchmarks and
+// demos. It serves a Dataset over the API v3 wire format (HAL+JSON) and
+// imitates the behaviours of the real server that a naive fake gets wrong:
+// 1-based page offsets, silently capped page sizes, the open-only default
+// work package filter, 404 instead of 403 for hidden resources, unpaginated
+// activity lists, comments that move updatedAt but not lockVersion, and the
+// differences between server generations (see Profile). It also injects
+// latency and faults on demand and counts requests.
+package optest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/opsearch/opsearch/openproject"
+)
+
+// Profile selects which generation of OpenProject the fake imitates.
+type Profile string
+
+const (
+	// ProfileCurrent imitates the newest servers: a paginated meetings list,
+	// meeting agenda items, wiki pages with text and timestamps, API keys
+	// accepted as Bearer tokens, internal comments.
+	ProfileCurrent Profile = "current"
+	// ProfileLegacy imitates OpenProject 13–17: GET /meetings and agenda
+	// items answer 404, wiki pages carry only id, title and project, and an
+	// API key sent as a Bearer token is treated as an (invalid) OAuth token.
+	ProfileLegacy Profile = "legacy"
+)
+
+// DefaultMaxPageSize is the real server's default apiv3_max_page_size.
+const DefaultMaxPageSize = 1000
+
+// defaultPageSize is what the real server uses when pageSize is absent
+// (the smallest of the default per_page_options "20, 100").
+const defaultPageSize = 20
+
+// Options configure a Server. The zero value is a current-profile server
+// with the real defaults.
+type Options struct {
+	// MaxPageSize caps pageSize silently, like apiv3_max_page_size.
+	// 0 means DefaultMaxPageSize.
+	MaxPageSize int
+	// Profile is the server generation to imitate; "" means ProfileCurrent.
+	Profile Profile
+	// Latency is added to every request before it is answered. The sleep
+	// ends early when the client gives up.
+	Latency time.Duration
+	// Faults are the initial fault settings; change them with SetFaults.
+	Faults Faults
+	// Now is the server clock, used for updatedAt/createdAt of changes and
+	// for relative date filters. nil means time.Now. SetClock replaces it.
+	Now func() time.Time
+	// CoreVersion is what GET /api/v3 shows administrators. "" picks a
+	// version typical of the profile.
+	CoreVersion string
+}
+
+// Server is the fake OpenProject server. It is an http.Handler; use Start
+// to run it on a local port for a test. All methods are safe for
+// concurrent use.
+type Server struct {
+	opts Options
+	st   *store
+
+	clockMu sync.Mutex
+	now     func() time.Time
+
+	faultMu    sync.Mutex
+	faults     Faults
+	faultCount int // requests matching faults.PathPrefix since SetFaults
+	rng        faultRand
+
+	reqMu    sync.Mutex
+	requests map[string]int
+	total    int
+
+	done      chan struct{}
+	closeOnce sync.Once
+
+	routesOnce sync.Once
+	routeList  []route
+}
+
+// NewServer returns a server for a deep copy of d: changes made through the
+// API or the mutation methods never touch d. NewServer does not validate d;
+// references to missing entities render as null links.
+func NewServer(d *Dataset, opts Options) *Server {
+	if opts.MaxPageSize <= 0 {
+		opts.MaxPageSize = DefaultMaxPageSize
+	}
+	if opts.Profile == "" {
+		opts.Profile = ProfileCurrent
+	}
+	if opts.CoreVersion == "" {
+		opts.CoreVersion = "17.1.0"
+		if opts.Profile == ProfileLegacy {
+			opts.CoreVersion = "14.6.3"
+		}
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	s := &Server{
+		opts:     opts,
+		st:       newStore(d),
+		now:      now,
+		requests: map[string]int{},
+		done:     make(chan struct{}),
+	}
+	s.setFaultsLocked(opts.Faults)
+	return s
+}
+
+// Profile returns the server generation the fake imitates.
+func (s *Server) Profile() Profile { return s.opts.Profile }
+
+// SetClock replaces the server clock. Tests use it to make updatedAt
+// values and relative date filters deterministic.
+func (s *Server) SetClock(now func() time.Time) {
+	if now == nil {
+		now = time.Now
+	}
+	s.clockMu.Lock()
+	s.now = now
+	s.clockMu.Unlock()
+}
+
+// clock returns the current server time, in UTC and truncated to the
+// millisecond the API renders, so a timestamp read back from a response
+// compares equal to the stored one.
+func (s *Server) clock() time.Time {
+	s.clockMu.Lock()
+	now := s.now
+	s.clockMu.Unlock()
+	return now().UTC().Truncate(time.Millisecond)
+}
+
+// Close releases requests that are blocked by a hang fault or sleeping in
+// injected latency, so an httptest.Server wrapping s can shut down. The
+// server keeps answering requests after Close, without delays.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.done) })
+}
+
+// Dataset returns a deep copy of the current state.
+func (s *Server) Dataset() *Dataset {
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	return s.st.snapshot()
+}
+
+// exchange is one request being answered.
+type exchange struct {
+	s    *Server
+	w    http.ResponseWriter
+	r    *http.Request
+	user *User // the authenticated caller (a copy)
+	// truncate makes send cut the body in half (a fault).
+	truncate bool
+}
+
+// ServeHTTP answers one API request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.countRequest(r)
+	ex := &exchange{s: s, w: w, r: r}
+	if !s.sleep(r.Context(), s.opts.Latency) {
+		return
+	}
+	if s.applyFaults(ex) {
+		return
+	}
+	u, ok := s.authenticate(ex)
+	if !ok {
+		return
+	}
+	ex.user = u
+	s.route(ex)
+}
+
+// sleep waits d, or less if the client goes away or the server closes. It
+// reports whether the request should still be answered.
+func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.done:
+		return ctx.Err() == nil
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Error messages of the real server (examples/error_*.json and the spec).
+const (
+	msgNoCredentials  = "You need to be authenticated to access this resource."
+	msgBadCredentials = "You did not provide the correct credentials."
+	msgNotFound       = "The requested resource could not be found."
+	msgWPNotFound     = "The specified work package does not exist."
+	msgProjectMissing = "The specified project does not exist."
+	msgUserNotFound   = "The specified user does not exist or you do not have permission to view them."
+	msgForbidden      = "You are not authorized to access this resource."
+	msgWPForbidden    = "You are not allowed to see work packages."
+	msgConflict       = "Your changes could not be saved, because the work package was changed since you've seen it the last time."
+	msgInternal       = "An internal error has occured."
+	msgFilterUnknown  = "Filters Invalid filter does not exist."
+)
+
+// authenticate resolves the caller from the Authorization header or answers
+// 401 itself.
+func (s *Server) authenticate(ex *exchange) (*User, bool) {
+	h := strings.TrimSpace(ex.r.Header.Get("Authorization"))
+	scheme := "Basic"
+	if alt := ex.r.Header.Get("X-Authentication-Scheme"); alt != "" {
+		// The real server names the scheme the client asked for, so
+		// browser-like clients can avoid the native login dialog.
+		scheme = alt
+	}
+	challenge := scheme + ` realm="OpenProject API"`
+	if h == "" {
+		ex.sendError(http.StatusUnauthorized, "Unauthenticated", msgNoCredentials, map[string]string{"WWW-Authenticate": challenge})
+		return nil, false
+	}
+	kind, cred, _ := strings.Cut(h, " ")
+	cred = strings.TrimSpace(cred)
+	var key string
+	switch strings.ToLower(kind) {
+	case "basic":
+		raw, err := base64.StdEncoding.DecodeString(cred)
+		if err == nil {
+			user, pass, ok := strings.Cut(string(raw), ":")
+			if ok && user == "apikey" {
+				key = pass
+			}
+		}
+	case "bearer":
+		// Current servers accept API keys as Bearer tokens. Legacy ones look
+		// the token up as an OAuth token, which the fake has none of. Either
+		// way a failure names the Bearer scheme, as for a bad OAuth token.
+		if s.opts.Profile == ProfileCurrent {
+			if u, ok := s.userByKey(cred); ok {
+				return u, true
+			}
+		}
+		ex.sendError(http.StatusUnauthorized, "Unauthenticated", msgBadCredentials,
+			map[string]string{"WWW-Authenticate": `Bearer realm="OpenProject API" error="invalid_token"`})
+		return nil, false
+	}
+	u, ok := s.userByKey(key)
+	if !ok {
+		ex.sendError(http.StatusUnauthorized, "Unauthenticated", msgBadCredentials, map[string]string{"WWW-Authenticate": challenge})
+		return nil, false
+	}
+	return u, true
+}
+
+// userByKey returns a copy of the user an API key belongs to.
+func (s *Server) userByKey(key string) (*User, bool) {
+	if key == "" {
+		return nil, false
+	}
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	id, ok := s.st.usersByKey[key]
+	if !ok {
+		return nil, false
+	}
+	u := *s.st.users[id]
+	if u.Status != "" && u.Status != "active" {
+		// Locked users cannot log in.
+		return nil, false
+	}
+	return &u, true
+}
+
+// halContentType is the media type of every JSON answer, errors included.
+const halContentType = "application/hal+json; charset=utf-8"
+
+// sendHAL renders v and sends it.
+func (ex *exchange) sendHAL(status int, v any) {
+	ex.send(status, halContentType, encodeJSON(v), nil)
+}
+
+// sendError sends a HAL error body.
+func (ex *exchange) sendError(status int, identifier, message string, header map[string]string) {
+	ex.send(status, halContentType, encodeJSON(errorBody(identifier, message, "")), header)
+}
+
+// sendAPIError sends a prepared API error.
+func (ex *exchange) sendAPIError(e *apiError) {
+	ex.send(e.status, halContentType, encodeJSON(errorBody(e.identifier, e.message, e.attribute)), e.header)
+}
+
+// errorBody renders an Error resource as in examples/error_*.json.
+func errorBody(identifier, message, attribute string) obj {
+	o := obj{}
+	if attribute != "" {
+		o = append(o, kv{"_embedded", obj{{"details", obj{{"attribute", attribute}}}}})
+	}
+	return append(o,
+		kv{"_type", "Error"},
+		kv{"errorIdentifier", openproject.ErrorIdentifierPrefix + identifier},
+		kv{"message", message},
+	)
+}
+
+// gzipMinSize is the smallest body worth compressing.
+const gzipMinSize = 1024
+
+// send writes a complete response: headers, optional gzip, optional
+// truncation fault.
+func (ex *exchange) send(status int, contentType string, body []byte, header map[string]string) {
+	h := ex.w.Header()
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	if ex.truncate {
+		// Announce the full length, send half, and return: net/http closes a
+		// connection whose handler wrote less than its Content-Length, so
+		// the client sees an unexpected EOF mid-body.
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		ex.w.WriteHeader(status)
+		_, _ = ex.w.Write(body[:len(body)/2])
+		return
+	}
+	if len(body) >= gzipMinSize && acceptsGzip(ex.r) {
+		var buf bytes.Buffer
+		zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		if err == nil {
+			_, _ = zw.Write(body)
+			if zw.Close() == nil {
+				body = buf.Bytes()
+				h.Set("Content-Encoding", "gzip")
+				h.Add("Vary", "Accept-Encoding")
+			}
+		}
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	ex.w.WriteHeader(status)
+	if ex.r.Method != http.MethodHead {
+		_, _ = ex.w.Write(body)
+	}
+}
+
+// acceptsGzip reports whether the client accepts gzip content coding.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			return !strings.Contains(strings.ReplaceAll(params, " ", ""), "q=0")
+		}
+	}
+	return false
+}
+
+// countRequest records a request under "METHOD /path".
+func (s *Server) countRequest(r *http.Request) {
+	key := r.Method + " " + r.URL.Path
+	s.reqMu.Lock()
+	s.requests[key]++
+	s.total++
+	s.reqMu.Unlock()
+}
+
+// Requests returns how many requests arrived per "METHOD /path" (the path
+// without query), including requests answered by faults or with 401.
+func (s *Server) Requests() map[string]int {
+	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
+	out := make(map[string]int, len(s.requests))
+	for k, v := range s.requests {
+		out[k] = v
+	}
+	return out
+}
+
+// RequestCount sums the requests whose "METHOD /path" key or whose path
+// starts with prefix, so both "GET /api/v3/work_packages" and
+// "/api/v3/work_packages" work.
+func (s *Server) RequestCount(prefix string) int {
+	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
+	n := 0
+	for k, v := range s.requests {
+		_, path, _ := strings.Cut(k, " ")
+		if strings.HasPrefix(k, prefix) || strings.HasPrefix(path, prefix) {
+			n += v
+		}
+	}
+	return n
+}
+
+// TotalRequests returns the number of requests since the start or the last
+// ResetRequests.
+func (s *Server) TotalRequests() int {
+	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
+	return s.total
+}
+
+// ResetRequests clears the request counters.
+func (s *Server) ResetRequests() {
+	s.reqMu.Lock()
+	s.requests = map[string]int{}
+	s.total = 0
+	s.reqMu.Unlock()
+}
+
+// apiError is an error answer prepared by a handler.
+type apiError struct {
+	status     int
+	identifier string
+	message    string
+	attribute  string
+	header     map[string]string
+}
+
+func (e *apiError) Error() string { return e.identifier + ": " + e.message }
+
+func errNotFound(msg string) *apiError {
+	return &apiError{status: http.StatusNotFound, identifier: "NotFound", message: msg}
+}
+
+func errInvalidQuery(msg string) *apiError {
+	return &apiError{status: http.StatusBadRequest, identifier: "InvalidQuery", message: msg}
+}
+
+func errForbidden(msg string) *apiError {
+	return &apiError{status: http.StatusForbidden, identifier: "MissingPermission", message: msg}
+}
+
+func errConstraint(attribute, msg string) *apiError {
+	return &apiError{status: http.StatusUnprocessableEntity, identifier: "PropertyConstraintViolation", message: msg, attribute: attribute}
+}
+
+// parseID parses a positive decimal id.
+func parseID(s string) (int64, bool) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, false
+	}
+	return id, true
+}

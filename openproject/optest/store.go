@@ -1,0 +1,439 @@
+package optest
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/opsearch/opsearch/openproject"
+)
+
+// store is the server's state: the data set plus the indexes the handlers
+// need to answer in time proportional to the page, not to the data set
+// (except for list scans, which walk a slice kept sorted by id).
+//
+// All fields are guarded by mu. Handlers hold the read lock while they
+// filter and render, so a rendered response never mixes two states.
+type store struct {
+	mu sync.RWMutex
+
+	instanceName string
+
+	users      map[int64]*User
+	userOrder  []int64 // ascending ids
+	usersByKey map[string]int64
+
+	projects     map[int64]*Project
+	projectOrder []int64 // ascending ids
+	identifiers  map[string]int64
+	members      map[int64]map[int64]bool // project id -> member user ids
+
+	statuses   []openproject.Status // data set order, as the real list
+	types      []openproject.Type
+	priorities []openproject.Priority
+
+	wps      map[int64]*openproject.WorkPackage
+	wpOrder  []*openproject.WorkPackage // ascending ids
+	children map[int64][]int64          // parent id -> child ids, ascending
+	// search holds the lower-cased text the "search" filter scans: subject,
+	// description and the comments of public activities.
+	search map[int64]string
+
+	acts     map[int64]*openproject.Activity
+	actsByWP map[int64][]*openproject.Activity // ascending ids
+
+	wikis map[int64]*openproject.WikiPage
+	// attachments maps an attachment id to the wiki page holding it.
+	attachments map[int64]int64
+
+	meetings     map[int64]*openproject.Meeting
+	meetingOrder []int64
+	// agenda maps an agenda item id to its meeting.
+	agenda map[int64]int64
+
+	queries    map[int64]*openproject.Query
+	queryOrder []int64
+
+	nextActivity int64
+	nextWiki     int64
+	nextAgenda   int64
+}
+
+// newStore indexes a deep copy of d, so the caller's data set is never
+// changed by mutations on the server.
+func newStore(d *Dataset) *store {
+	d = cloneDataset(d)
+	s := &store{
+		instanceName: d.InstanceName,
+		users:        map[int64]*User{},
+		usersByKey:   map[string]int64{},
+		projects:     map[int64]*Project{},
+		identifiers:  map[string]int64{},
+		members:      map[int64]map[int64]bool{},
+		statuses:     d.Statuses,
+		types:        d.Types,
+		priorities:   d.Priorities,
+		wps:          make(map[int64]*openproject.WorkPackage, len(d.WorkPackages)),
+		children:     map[int64][]int64{},
+		search:       make(map[int64]string, len(d.WorkPackages)),
+		acts:         make(map[int64]*openproject.Activity, len(d.Activities)),
+		actsByWP:     make(map[int64][]*openproject.Activity, len(d.WorkPackages)),
+		wikis:        map[int64]*openproject.WikiPage{},
+		attachments:  map[int64]int64{},
+		meetings:     map[int64]*openproject.Meeting{},
+		agenda:       map[int64]int64{},
+		queries:      map[int64]*openproject.Query{},
+	}
+	if s.instanceName == "" {
+		s.instanceName = "OpenProject"
+	}
+	for i := range d.Users {
+		u := &d.Users[i]
+		s.users[u.ID] = u
+		s.userOrder = append(s.userOrder, u.ID)
+		s.usersByKey[u.APIKey] = u.ID
+	}
+	slices.Sort(s.userOrder)
+	for i := range d.Projects {
+		p := &d.Projects[i]
+		s.projects[p.ID] = p
+		s.projectOrder = append(s.projectOrder, p.ID)
+		s.identifiers[p.Identifier] = p.ID
+		set := map[int64]bool{}
+		for _, m := range p.Members {
+			set[m] = true
+		}
+		s.members[p.ID] = set
+	}
+	slices.Sort(s.projectOrder)
+	for i := range d.WorkPackages {
+		wp := &d.WorkPackages[i]
+		s.wps[wp.ID] = wp
+		s.wpOrder = append(s.wpOrder, wp)
+	}
+	sort.Slice(s.wpOrder, func(i, j int) bool { return s.wpOrder[i].ID < s.wpOrder[j].ID })
+	for _, wp := range s.wpOrder {
+		if wp.Parent != nil && wp.Parent.ID != 0 {
+			s.children[wp.Parent.ID] = append(s.children[wp.Parent.ID], wp.ID)
+		}
+	}
+	for i := range d.Activities {
+		a := &d.Activities[i]
+		s.acts[a.ID] = a
+		s.actsByWP[a.WorkPackageID] = append(s.actsByWP[a.WorkPackageID], a)
+		s.nextActivity = max(s.nextActivity, a.ID)
+	}
+	for _, list := range s.actsByWP {
+		sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+	}
+	for _, wp := range s.wpOrder {
+		s.reindexSearch(wp.ID)
+	}
+	for i := range d.WikiPages {
+		w := &d.WikiPages[i]
+		s.wikis[w.ID] = w
+		s.nextWiki = max(s.nextWiki, w.ID)
+		for _, a := range w.Attachments {
+			s.attachments[a.ID] = w.ID
+		}
+	}
+	for i := range d.Meetings {
+		m := &d.Meetings[i]
+		s.meetings[m.ID] = m
+		s.meetingOrder = append(s.meetingOrder, m.ID)
+		for _, it := range m.AgendaItems {
+			s.agenda[it.ID] = m.ID
+			s.nextAgenda = max(s.nextAgenda, it.ID)
+		}
+	}
+	slices.Sort(s.meetingOrder)
+	for i := range d.Queries {
+		q := &d.Queries[i]
+		s.queries[q.ID] = q
+		s.queryOrder = append(s.queryOrder, q.ID)
+	}
+	slices.Sort(s.queryOrder)
+	return s
+}
+
+// reindexSearch recomputes the full-text blob of one work package. Callers
+// hold the write lock (or own the store exclusively).
+func (s *store) reindexSearch(id int64) {
+	wp, ok := s.wps[id]
+	if !ok {
+		delete(s.search, id)
+		return
+	}
+	var b strings.Builder
+	b.WriteString(wp.Subject)
+	b.WriteByte('\n')
+	b.WriteString(wp.Description)
+	for _, a := range s.actsByWP[id] {
+		if a.Comment != "" && !a.Internal {
+			b.WriteByte('\n')
+			b.WriteString(a.Comment)
+		}
+	}
+	s.search[id] = strings.ToLower(b.String())
+}
+
+// statusByID returns the status with the given id.
+func (s *store) statusByID(id int64) (openproject.Status, bool) {
+	for _, st := range s.statuses {
+		if st.ID == id {
+			return st, true
+		}
+	}
+	return openproject.Status{}, false
+}
+
+func (s *store) typeByID(id int64) (openproject.Type, bool) {
+	for _, t := range s.types {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return openproject.Type{}, false
+}
+
+func (s *store) priorityByID(id int64) (openproject.Priority, bool) {
+	for _, p := range s.priorities {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return openproject.Priority{}, false
+}
+
+// isClosed reports whether a status id is a closed status.
+func (s *store) isClosed(statusID int64) bool {
+	st, ok := s.statusByID(statusID)
+	return ok && st.IsClosed
+}
+
+// canSee reports whether u may see project pid: admins see everything,
+// everyone sees public projects, members see their projects.
+func (s *store) canSee(u *User, pid int64) bool {
+	p, ok := s.projects[pid]
+	if !ok {
+		return false
+	}
+	return u.Admin || p.Public || s.members[pid][u.ID]
+}
+
+// canWrite reports whether u may change things in project pid. The fake
+// gives members every permission and non-members of public projects only
+// the read permissions of the default Non-member role.
+func (s *store) canWrite(u *User, pid int64) bool {
+	if _, ok := s.projects[pid]; !ok {
+		return false
+	}
+	return u.Admin || s.members[pid][u.ID]
+}
+
+// visibleProjects returns the set of project ids u can see.
+func (s *store) visibleProjects(u *User) map[int64]bool {
+	out := make(map[int64]bool, len(s.projects))
+	for _, id := range s.projectOrder {
+		if s.canSee(u, id) {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// resolveProject finds a project by numeric id or identifier.
+func (s *store) resolveProject(idOrIdent string) (*Project, bool) {
+	if id, ok := parseID(idOrIdent); ok {
+		p, found := s.projects[id]
+		return p, found
+	}
+	id, ok := s.identifiers[idOrIdent]
+	if !ok {
+		return nil, false
+	}
+	return s.projects[id], true
+}
+
+// wpIndex returns the position of id in wpOrder, or -1.
+func (s *store) wpIndex(id int64) int {
+	i := sort.Search(len(s.wpOrder), func(i int) bool { return s.wpOrder[i].ID >= id })
+	if i < len(s.wpOrder) && s.wpOrder[i].ID == id {
+		return i
+	}
+	return -1
+}
+
+// ancestors returns the parent chain of a work package, root first.
+func (s *store) ancestors(wp *openproject.WorkPackage) []*openproject.WorkPackage {
+	var chain []*openproject.WorkPackage
+	seen := map[int64]bool{wp.ID: true}
+	for cur := wp; cur.Parent != nil && cur.Parent.ID != 0; {
+		p, ok := s.wps[cur.Parent.ID]
+		if !ok || seen[p.ID] {
+			break
+		}
+		seen[p.ID] = true
+		chain = append(chain, p)
+		cur = p
+	}
+	slices.Reverse(chain)
+	return chain
+}
+
+// projectAncestors returns the parent chain of a project, root first.
+func (s *store) projectAncestors(p *Project) []*Project {
+	var chain []*Project
+	seen := map[int64]bool{p.ID: true}
+	for cur := p; cur.Parent != nil && cur.Parent.ID != 0; {
+		pp, ok := s.projects[cur.Parent.ID]
+		if !ok || seen[pp.ID] {
+			break
+		}
+		seen[pp.ID] = true
+		chain = append(chain, pp)
+		cur = pp
+	}
+	slices.Reverse(chain)
+	return chain
+}
+
+// snapshot returns a deep copy of the current state as a Dataset, every
+// list sorted by id.
+func (s *store) snapshot() *Dataset {
+	d := &Dataset{
+		InstanceName: s.instanceName,
+		Statuses:     slices.Clone(s.statuses),
+		Types:        slices.Clone(s.types),
+		Priorities:   slices.Clone(s.priorities),
+	}
+	for _, id := range s.userOrder {
+		d.Users = append(d.Users, *s.users[id])
+	}
+	for _, id := range s.projectOrder {
+		p := *s.projects[id]
+		p.Members = slices.Clone(p.Members)
+		p.Parent = cloneRef(p.Parent)
+		d.Projects = append(d.Projects, p)
+	}
+	d.WorkPackages = make([]openproject.WorkPackage, 0, len(s.wpOrder))
+	for _, wp := range s.wpOrder {
+		c := cloneWP(*wp)
+		c.Closed = s.isClosed(c.Status.ID)
+		d.WorkPackages = append(d.WorkPackages, c)
+	}
+	d.Activities = make([]openproject.Activity, 0, len(s.acts))
+	for _, wp := range s.wpOrder {
+		for _, a := range s.actsByWP[wp.ID] {
+			c := *a
+			c.Details = slices.Clone(a.Details)
+			d.Activities = append(d.Activities, c)
+		}
+	}
+	sort.Slice(d.Activities, func(i, j int) bool { return d.Activities[i].ID < d.Activities[j].ID })
+	wikiIDs := make([]int64, 0, len(s.wikis))
+	for id := range s.wikis {
+		wikiIDs = append(wikiIDs, id)
+	}
+	slices.Sort(wikiIDs)
+	for _, id := range wikiIDs {
+		d.WikiPages = append(d.WikiPages, cloneWiki(*s.wikis[id]))
+	}
+	for _, id := range s.meetingOrder {
+		d.Meetings = append(d.Meetings, cloneMeeting(*s.meetings[id]))
+	}
+	for _, id := range s.queryOrder {
+		q := *s.queries[id]
+		q.Project = cloneRef(q.Project)
+		d.Queries = append(d.Queries, q)
+	}
+	return d
+}
+
+// cloneDataset deep-copies a data set.
+func cloneDataset(d *Dataset) *Dataset {
+	c := &Dataset{
+		InstanceName: d.InstanceName,
+		Users:        slices.Clone(d.Users),
+		Statuses:     slices.Clone(d.Statuses),
+		Types:        slices.Clone(d.Types),
+		Priorities:   slices.Clone(d.Priorities),
+	}
+	c.Projects = make([]Project, len(d.Projects))
+	for i, p := range d.Projects {
+		p.Members = slices.Clone(p.Members)
+		p.Parent = cloneRef(p.Parent)
+		c.Projects[i] = p
+	}
+	c.WorkPackages = make([]openproject.WorkPackage, len(d.WorkPackages))
+	for i, wp := range d.WorkPackages {
+		c.WorkPackages[i] = cloneWP(wp)
+	}
+	c.Activities = make([]openproject.Activity, len(d.Activities))
+	for i, a := range d.Activities {
+		a.Details = slices.Clone(a.Details)
+		c.Activities[i] = a
+	}
+	c.WikiPages = make([]openproject.WikiPage, len(d.WikiPages))
+	for i, w := range d.WikiPages {
+		c.WikiPages[i] = cloneWiki(w)
+	}
+	c.Meetings = make([]openproject.Meeting, len(d.Meetings))
+	for i, m := range d.Meetings {
+		c.Meetings[i] = cloneMeeting(m)
+	}
+	c.Queries = make([]openproject.Query, len(d.Queries))
+	for i, q := range d.Queries {
+		q.Project = cloneRef(q.Project)
+		c.Queries[i] = q
+	}
+	return c
+}
+
+func cloneRef(r *openproject.Ref) *openproject.Ref {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	return &c
+}
+
+func cloneWP(wp openproject.WorkPackage) openproject.WorkPackage {
+	wp.Assignee = cloneRef(wp.Assignee)
+	wp.Responsible = cloneRef(wp.Responsible)
+	wp.Parent = cloneRef(wp.Parent)
+	wp.Version = cloneRef(wp.Version)
+	if wp.PercentageDone != nil {
+		v := *wp.PercentageDone
+		wp.PercentageDone = &v
+	}
+	return wp
+}
+
+func cloneWiki(w openproject.WikiPage) openproject.WikiPage {
+	w.Attachments = slices.Clone(w.Attachments)
+	return w
+}
+
+func cloneMeeting(m openproject.Meeting) openproject.Meeting {
+	m.Participants = slices.Clone(m.Participants)
+	items := make([]openproject.AgendaItem, len(m.AgendaItems))
+	for i, it := range m.AgendaItems {
+		it.WorkPackage = cloneRef(it.WorkPackage)
+		it.Author = cloneRef(it.Author)
+		it.Presenter = cloneRef(it.Presenter)
+		it.Section = cloneRef(it.Section)
+		it.Outcomes = slices.Clone(it.Outcomes)
+		if it.DurationMinutes != nil {
+			v := *it.DurationMinutes
+			it.DurationMinutes = &v
+		}
+		items[i] = it
+	}
+	if m.AgendaItems == nil {
+		items = nil
+	}
+	m.AgendaItems = items
+	return m
+}
