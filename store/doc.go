@@ -1,0 +1,48 @@
+// Package store is opsearch's on-disk source of truth: one bbolt file per
+// OpenProject user, holding the entities the crawler fetched (projects, work
+// packages, activities, wiki pages, meetings), the per-kind sync state, the
+// user's identity and the schema version.
+//
+// The search index is derived from this store and can always be rebuilt from
+// it without touching the API; the typed Scan* methods exist for that.
+//
+// # Layout
+//
+// A user's files live under UserDir(dataDir, baseURL, userID), which is
+// <dataDir>/<instance>/<userID>, created 0700. The store file is store.db
+// in that directory, mode 0600. Inside it:
+//
+//	meta           schema_version (8-byte big-endian), created_at, identity (JSON)
+//	counts         <kind> -> 8-byte big-endian key count, kept in the same
+//	               transaction as every put and delete so Count is O(1)
+//	extra          small caller-defined values (WriteTx.SetMeta)
+//	sync           <kind> -> SyncState (JSON)
+//	<kind>         <id as 8-byte big-endian> -> entity (JSON), one bucket per
+//	               Kind; big-endian keys make byte order numeric order
+//
+// Activities are stored per work package: the key is the work package id and
+// the value is the work package's whole activity list.
+//
+// # Caveats
+//
+//   - One process per file. bbolt takes an exclusive file lock; a second Open
+//     of the same directory, from this or another process, waits at most
+//     Options.LockTimeout and then fails with a *LockedError (errors.Is
+//     ErrLocked). Commands that need a running server's data must talk to
+//     that server instead of opening the file.
+//   - Copy-out semantics. bbolt's byte slices point into a memory map and are
+//     only valid inside their transaction. Every read method decodes (and so
+//     copies) inside the transaction; nothing handed to callers references
+//     the map. Meta returns a copy too.
+//   - Keep transactions short. There is one writer at a time, and a long read
+//     transaction blocks any write that has to grow the memory map (measured:
+//     seconds). Never call the network, stream a response or wait on a
+//     channel inside View or Update. Write one Update per API page, not one
+//     per entity (one commit costs two fsyncs). Use the Scan* methods, which
+//     read each batch in its own short transaction, to walk a whole kind.
+//   - The file never shrinks. Deleted entities free pages that later writes
+//     reuse, but the file keeps its high-water size. CompactTo writes a
+//     compacted copy; swap it in while no process has the store open.
+//   - Not a secret store. There is no place for an API key: keys live in
+//     memory only.
+package store

@@ -1,0 +1,497 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/opsearch/opsearch/openproject"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// FileName is the name of the store file inside a user directory.
+const FileName = "store.db"
+
+// SchemaVersion is the schema version this code writes and understands.
+// Opening a store with an older version migrates it; a newer one is refused.
+const SchemaVersion = 1
+
+// DefaultLockTimeout is how long Open waits for another process to release
+// the file when Options.LockTimeout is zero.
+const DefaultLockTimeout = time.Second
+
+// Bucket and key names. Entity buckets are named by their Kind.
+var (
+	bucketMeta   = []byte("meta")
+	bucketCounts = []byte("counts")
+	bucketExtra  = []byte("extra")
+	bucketSync   = []byte("sync")
+
+	keySchemaVersion = []byte("schema_version")
+	keyCreatedAt     = []byte("created_at")
+	keyIdentity      = []byte("identity")
+)
+
+// Options configures Open.
+type Options struct {
+	// LockTimeout is how long Open waits for the file lock another process
+	// (or another Store in this one) holds. Zero means DefaultLockTimeout;
+	// bbolt's own default of waiting forever is never used, so a second
+	// opsearch command fails clearly instead of hanging.
+	LockTimeout time.Duration
+}
+
+// ErrLocked is matched (errors.Is) by the *LockedError Open returns when
+// another process holds the store.
+var ErrLocked = errors.New("store is locked")
+
+// LockedError reports that the store file is held by another process (or
+// another open Store) and the lock was not released within the timeout.
+type LockedError struct {
+	// Path is the store file.
+	Path string
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("store %s is in use by another opsearch process", e.Path)
+}
+
+// Is makes errors.Is(err, ErrLocked) true.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+// ErrSchemaTooNew is matched (errors.Is) by the *SchemaTooNewError Open
+// returns for a store written by a newer opsearch.
+var ErrSchemaTooNew = errors.New("store schema is newer than this opsearch")
+
+// SchemaTooNewError reports a store whose schema version is newer than
+// SchemaVersion. The file is left untouched.
+type SchemaTooNewError struct {
+	Path      string
+	Found     uint64
+	Supported uint64
+}
+
+func (e *SchemaTooNewError) Error() string {
+	return fmt.Sprintf("store %s has schema version %d, this opsearch supports up to %d: upgrade opsearch",
+		e.Path, e.Found, e.Supported)
+}
+
+// Is makes errors.Is(err, ErrSchemaTooNew) true.
+func (e *SchemaTooNewError) Is(target error) bool { return target == ErrSchemaTooNew }
+
+// ErrClosed is returned by every method called after Close.
+var ErrClosed = errors.New("store is closed")
+
+// Store is one user's bbolt file. It is safe for concurrent use; bbolt
+// serialises writers and lets readers run in parallel.
+type Store struct {
+	db   *bolt.DB
+	path string
+
+	closed atomic.Bool
+}
+
+// Open opens (creating if needed) the store in dir. dir is created with
+// mode 0700, and tightened to 0700 if it exists with looser permissions; the
+// file is created 0600 (and tightened likewise). If another process holds
+// the file, Open fails after opts.LockTimeout with a *LockedError.
+func Open(dir string, opts Options) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("open store: empty directory")
+	}
+	if err := privateDir(dir); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	if err := tightenFile(path, 0o600); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+
+	timeout := opts.LockTimeout
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: timeout,
+		// Skipping the freelist write makes each commit cheaper; on open the
+		// freelist is rebuilt by a scan (tens of ms for hundreds of MiB).
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, &LockedError{Path: path}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+
+	s := &Store{db: db, path: path}
+	if err := db.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
+		_ = db.Close()
+		var tooNew *SchemaTooNewError
+		if errors.As(err, &tooNew) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// privateDir creates dir (and missing parents) with mode 0700, and removes
+// group and other permissions from dir if it already existed with them.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("stat directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("tighten directory permissions: %w", err)
+		}
+	}
+	return nil
+}
+
+// tightenFile sets an existing file's mode to perm if it grants more; a
+// missing file is fine (bbolt creates it with perm).
+func tightenFile(path string, perm fs.FileMode) error {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("stat file: %w", err)
+	}
+	if fi.Mode().Perm()&^perm != 0 {
+		if err := os.Chmod(path, perm); err != nil {
+			return fmt.Errorf("tighten file permissions: %w", err)
+		}
+	}
+	return nil
+}
+
+// initSchema creates the buckets of a new store, or checks and migrates an
+// existing one.
+func initSchema(tx *bolt.Tx, path string) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			return fmt.Errorf("file has bucket %q but no %q bucket: not an opsearch store", name, bucketMeta)
+		}); err != nil {
+			return err
+		}
+		var err error
+		if meta, err = tx.CreateBucket(bucketMeta); err != nil {
+			return fmt.Errorf("create meta bucket: %w", err)
+		}
+		if err := meta.Put(keySchemaVersion, encodeUint(SchemaVersion)); err != nil {
+			return fmt.Errorf("write schema version: %w", err)
+		}
+		if err := meta.Put(keyCreatedAt, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+			return fmt.Errorf("write creation time: %w", err)
+		}
+		return ensureBuckets(tx)
+	}
+
+	version, ok := decodeUint(meta.Get(keySchemaVersion))
+	if !ok || version == 0 {
+		return errors.New("read schema version: missing or malformed")
+	}
+	if version > SchemaVersion {
+		return &SchemaTooNewError{Path: path, Found: version, Supported: SchemaVersion}
+	}
+	if err := migrate(tx, version); err != nil {
+		return err
+	}
+	return ensureBuckets(tx)
+}
+
+// ensureBuckets creates any missing bucket and any missing key counter, so
+// a migration that adds a kind needs no code of its own for either.
+func ensureBuckets(tx *bolt.Tx) error {
+	for _, name := range [][]byte{bucketCounts, bucketExtra, bucketSync} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	counts := tx.Bucket(bucketCounts)
+	for _, k := range Kinds() {
+		b, err := tx.CreateBucketIfNotExists([]byte(k))
+		if err != nil {
+			return fmt.Errorf("create bucket %s: %w", k, err)
+		}
+		if counts.Get([]byte(k)) == nil {
+			// Stats walks every page: fine once, too slow for each Count.
+			n := b.Stats().KeyN
+			if err := counts.Put([]byte(k), encodeUint(uint64(n))); err != nil {
+				return fmt.Errorf("write %s count: %w", k, err)
+			}
+		}
+	}
+	return nil
+}
+
+// migrate brings a store from schema version from up to SchemaVersion, one
+// step at a time, recording each step's version in the same transaction.
+func migrate(tx *bolt.Tx, from uint64) error {
+	meta := tx.Bucket(bucketMeta)
+	for v := from; v < SchemaVersion; v++ {
+		step := migration(v)
+		if step == nil {
+			return fmt.Errorf("migrate schema: no migration from version %d", v)
+		}
+		if err := step(tx); err != nil {
+			return fmt.Errorf("migrate schema from version %d: %w", v, err)
+		}
+		if err := meta.Put(keySchemaVersion, encodeUint(v+1)); err != nil {
+			return fmt.Errorf("write schema version: %w", err)
+		}
+	}
+	return nil
+}
+
+// migration returns the step that turns a version-from store into a
+// version-from+1 one. Version 1 is the first; add a case per new version,
+// e.g. `case 1: return migrate1to2`.
+func migration(from uint64) func(*bolt.Tx) error {
+	switch from {
+	// case 1: return migrate1to2
+	default:
+		return nil
+	}
+}
+
+// Path returns the store file's path.
+func (s *Store) Path() string { return s.path }
+
+// Size returns the size of the store file on disk, in bytes. It does not
+// shrink when data is deleted (see CompactTo).
+func (s *Store) Size() (int64, error) {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return 0, fmt.Errorf("stat store: %w", err)
+	}
+	return fi.Size(), nil
+}
+
+// Close closes the file and releases its lock. It waits for running
+// transactions. Calling it again returns nil.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
+
+// View runs fn in a read-only transaction. Everything fn gets from the
+// ReadTx is already decoded and safe to keep, but fn must be short: a long
+// read transaction blocks writers that need to grow the file. ctx is
+// checked before the transaction starts.
+func (s *Store) View(ctx context.Context, fn func(*ReadTx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("view store: %w", err)
+	}
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	err := s.db.View(func(tx *bolt.Tx) error { return fn(&ReadTx{tx: tx}) })
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		// Close won the race after the check above.
+		return ErrClosed
+	}
+	return err
+}
+
+// Update runs fn in one read-write transaction, committed if fn returns nil
+// and rolled back otherwise; fn's error is returned as is. Write one Update
+// per API page (100-1000 entities): each commit costs two fsyncs. ctx is
+// checked before the transaction starts and again once the writer lock is
+// held, so a cancelled caller that waited for another writer writes nothing.
+func (s *Store) Update(ctx context.Context, fn func(*WriteTx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("update store: %w", err)
+	}
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	var fnErr error
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := ctx.Err(); err != nil {
+			fnErr = fmt.Errorf("update store: %w", err)
+			return fnErr
+		}
+		fnErr = fn(&WriteTx{ReadTx{tx: tx}})
+		return fnErr
+	})
+	if fnErr != nil {
+		return fnErr
+	}
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return ErrClosed
+	}
+	if err != nil {
+		return fmt.Errorf("commit store: %w", err)
+	}
+	return nil
+}
+
+// view is View for the single-shot helpers, which have no context.
+func (s *Store) view(fn func(*ReadTx) error) error {
+	return s.View(context.Background(), fn)
+}
+
+// Identity is who the store belongs to. There is deliberately no field for
+// the API key: keys live in memory only.
+type Identity struct {
+	// BaseURL is the OpenProject base URL, without credentials.
+	BaseURL string `json:"baseUrl"`
+	// Instance is the directory name derived from BaseURL (InstanceName).
+	Instance string `json:"instance"`
+	// UserID is the id /api/v3/users/me returned.
+	UserID int64 `json:"userId"`
+	// Login and Name describe the user for status output.
+	Login string `json:"login,omitempty"`
+	Name  string `json:"name,omitempty"`
+}
+
+// SetIdentity records who the store belongs to, replacing any previous
+// identity. A BaseURL with credentials, a query or a fragment is refused.
+// An empty Instance is filled in with InstanceName(BaseURL).
+func (s *Store) SetIdentity(id Identity) error {
+	inst, err := InstanceName(id.BaseURL)
+	if err != nil {
+		return fmt.Errorf("set identity: %w", err)
+	}
+	if id.Instance == "" {
+		id.Instance = inst
+	}
+	if id.UserID <= 0 {
+		return fmt.Errorf("set identity: invalid user id %d", id.UserID)
+	}
+	return s.Update(context.Background(), func(tx *WriteTx) error {
+		return tx.putJSON(bucketMeta, keyIdentity, id)
+	})
+}
+
+// Identity returns the recorded identity; found is false if none was set.
+func (s *Store) Identity() (id Identity, found bool, err error) {
+	err = s.view(func(tx *ReadTx) error {
+		id, found, err = tx.Identity()
+		return err
+	})
+	return id, found, err
+}
+
+// Project returns project id in its own short transaction.
+func (s *Store) Project(id int64) (openproject.Project, bool, error) {
+	return single(s, func(tx *ReadTx) (openproject.Project, bool, error) { return tx.Project(id) })
+}
+
+// WorkPackage returns work package id in its own short transaction.
+func (s *Store) WorkPackage(id int64) (openproject.WorkPackage, bool, error) {
+	return single(s, func(tx *ReadTx) (openproject.WorkPackage, bool, error) { return tx.WorkPackage(id) })
+}
+
+// Activities returns the activities of work package wpID in its own short
+// transaction.
+func (s *Store) Activities(wpID int64) ([]openproject.Activity, bool, error) {
+	return single(s, func(tx *ReadTx) ([]openproject.Activity, bool, error) { return tx.Activities(wpID) })
+}
+
+// WikiPage returns wiki page id in its own short transaction.
+func (s *Store) WikiPage(id int64) (openproject.WikiPage, bool, error) {
+	return single(s, func(tx *ReadTx) (openproject.WikiPage, bool, error) { return tx.WikiPage(id) })
+}
+
+// Meeting returns meeting id, with its agenda items, in its own short
+// transaction.
+func (s *Store) Meeting(id int64) (openproject.Meeting, bool, error) {
+	return single(s, func(tx *ReadTx) (openproject.Meeting, bool, error) { return tx.Meeting(id) })
+}
+
+func single[T any](s *Store, get func(*ReadTx) (T, bool, error)) (v T, found bool, err error) {
+	err = s.view(func(tx *ReadTx) error {
+		v, found, err = get(tx)
+		return err
+	})
+	return v, found, err
+}
+
+// Meta returns a copy of the value SetMeta stored under key.
+func (s *Store) Meta(key string) ([]byte, bool, error) {
+	return single(s, func(tx *ReadTx) ([]byte, bool, error) { return tx.Meta(key) })
+}
+
+// Count returns the number of stored entities of kind (for KindActivity:
+// the number of work packages with a stored activity list).
+func (s *Store) Count(kind Kind) (n int, err error) {
+	if err := checkKind(kind); err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	err = s.view(func(tx *ReadTx) error { n = tx.Count(kind); return nil })
+	return n, err
+}
+
+// IDs returns the stored ids of kind in ascending order. It reads keys
+// only, but for very large kinds prefer a Scan.
+func (s *Store) IDs(kind Kind) (ids []int64, err error) {
+	if err := checkKind(kind); err != nil {
+		return nil, fmt.Errorf("list ids: %w", err)
+	}
+	err = s.view(func(tx *ReadTx) error { ids = tx.IDs(kind); return nil })
+	return ids, err
+}
+
+// MaxID returns the highest stored id of kind, 0 if there is none.
+func (s *Store) MaxID(kind Kind) (id int64, err error) {
+	if err := checkKind(kind); err != nil {
+		return 0, fmt.Errorf("max id: %w", err)
+	}
+	err = s.view(func(tx *ReadTx) error { id = tx.MaxID(kind); return nil })
+	return id, err
+}
+
+// SyncState returns the sync state of kind; a kind never synced yields a
+// zero state with Kind set.
+func (s *Store) SyncState(kind Kind) (st SyncState, err error) {
+	err = s.view(func(tx *ReadTx) error {
+		st, err = tx.SyncState(kind)
+		return err
+	})
+	return st, err
+}
+
+// AllSyncStates returns the sync state of every kind in Kinds(), read in
+// one transaction; kinds never synced have a zero state with Kind set.
+func (s *Store) AllSyncStates() (map[Kind]SyncState, error) {
+	out := make(map[Kind]SyncState, len(Kinds()))
+	err := s.view(func(tx *ReadTx) error {
+		for _, k := range Kinds() {
+			st, err := tx.SyncState(k)
+			if err != nil {
+				return err
+			}
+			out[k] = st
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,49 @@
+package store
+
+import "time"
+
+// SyncState is what the crawler records about one kind. It is stored as
+// JSON in the sync bucket, keyed by Kind, and written with SetSyncState in
+// the same transaction as the entities it describes, so the cursor never
+// runs ahead of the data.
+type SyncState struct {
+	// Kind is the kind this state describes.
+	Kind Kind `json:"kind"`
+	// Cursor is the highest updatedAt among the entities committed so far:
+	// the next incremental run asks for changes since Cursor (minus a safety
+	// margin). Zero means no incremental run is possible yet.
+	Cursor time.Time `json:"cursor,omitzero"`
+	// LastStarted is when the latest run of this kind started.
+	LastStarted time.Time `json:"lastStarted,omitzero"`
+	// LastFinished is when the latest run ended, successfully or not. A
+	// LastStarted after LastFinished means a run is going on or was cut off.
+	LastFinished time.Time `json:"lastFinished,omitzero"`
+	// LastSuccess is when a run last ended without error.
+	LastSuccess time.Time `json:"lastSuccess,omitzero"`
+	// ItemsSeen is how many entities the latest run fetched.
+	ItemsSeen int `json:"itemsSeen,omitempty"`
+	// LastError is the error that ended the latest run; "" when it
+	// succeeded. It is shown to users, so it must not contain secrets.
+	LastError string `json:"lastError,omitempty"`
+	// Complete is true once a full crawl of the kind has finished and no
+	// later run failed to finish. Search results use it to tell whether
+	// "nothing found" can be trusted.
+	Complete bool `json:"complete,omitempty"`
+	// Unsupported is true when the server cannot provide this kind (or not
+	// usefully); Note says why.
+	Unsupported bool `json:"unsupported,omitempty"`
+	// Note is a human-readable remark on the kind, such as "server has no
+	// meetings list" or "wiki pages carry no text".
+	Note string `json:"note,omitempty"`
+	// HighestID is the highest id seen for the kind, e.g. the highest wiki
+	// page id found, past which probing continues.
+	HighestID int64 `json:"highestId,omitempty"`
+	// RecheckNext is the round-robin position for re-checking known ids
+	// (wiki pages): the next run resumes re-checks at the first id >= it.
+	RecheckNext int64 `json:"recheckNext,omitempty"`
+	// LastFullListing is when the last id-only listing, used to detect
+	// deletions, completed.
+	LastFullListing time.Time `json:"lastFullListing,omitzero"`
+	// Extra holds anything else a sync strategy needs to remember.
+	Extra map[string]string `json:"extra,omitempty"`
+}

@@ -1,0 +1,292 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/opsearch/opsearch/openproject"
+	bolt "go.etcd.io/bbolt"
+)
+
+// ReadTx is a read-only view of the store, valid only inside the View (or
+// Update) callback that received it. Every value it returns is decoded or
+// copied inside the transaction, so results stay valid after it ends.
+// Like bbolt's Tx it must not be used from several goroutines.
+type ReadTx struct {
+	tx *bolt.Tx
+}
+
+// WriteTx is a read-write transaction, valid only inside the Update
+// callback that received it. It has every ReadTx method, and a put or
+// delete is visible to reads later in the same transaction.
+type WriteTx struct {
+	ReadTx
+}
+
+// Project returns project id; found is false if it is not stored.
+func (r *ReadTx) Project(id int64) (openproject.Project, bool, error) {
+	return getJSON[openproject.Project](r, KindProject, id)
+}
+
+// WorkPackage returns work package id; found is false if it is not stored.
+func (r *ReadTx) WorkPackage(id int64) (openproject.WorkPackage, bool, error) {
+	return getJSON[openproject.WorkPackage](r, KindWorkPackage, id)
+}
+
+// Activities returns the stored activity list of work package wpID; found
+// is false if none was stored (a stored empty list is found).
+func (r *ReadTx) Activities(wpID int64) ([]openproject.Activity, bool, error) {
+	return getJSON[[]openproject.Activity](r, KindActivity, wpID)
+}
+
+// WikiPage returns wiki page id; found is false if it is not stored.
+func (r *ReadTx) WikiPage(id int64) (openproject.WikiPage, bool, error) {
+	return getJSON[openproject.WikiPage](r, KindWikiPage, id)
+}
+
+// Meeting returns meeting id with its agenda items; found is false if it is
+// not stored.
+func (r *ReadTx) Meeting(id int64) (openproject.Meeting, bool, error) {
+	return getJSON[openproject.Meeting](r, KindMeeting, id)
+}
+
+// getJSON decodes the value of kind/id. json.Unmarshal copies everything it
+// keeps, so the result does not reference the mmap.
+func getJSON[T any](r *ReadTx, kind Kind, id int64) (T, bool, error) {
+	var v T
+	b := r.tx.Bucket([]byte(kind))
+	if b == nil {
+		return v, false, fmt.Errorf("get %s %d: bucket missing", kind, id)
+	}
+	raw := b.Get(idKey(id))
+	if raw == nil {
+		return v, false, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, false, fmt.Errorf("decode %s %d: %w", kind, id, err)
+	}
+	return v, true, nil
+}
+
+// Count returns the number of stored entities of kind, from a counter kept
+// in step with every put and delete (O(1); bbolt's Stats walks every page).
+// It returns 0 for an unknown kind.
+func (r *ReadTx) Count(kind Kind) int {
+	b := r.tx.Bucket(bucketCounts)
+	if b == nil {
+		return 0
+	}
+	n, _ := decodeUint(b.Get([]byte(kind)))
+	return int(n)
+}
+
+// IDs returns the stored ids of kind in ascending order (nil for an unknown
+// kind or an empty one).
+func (r *ReadTx) IDs(kind Kind) []int64 {
+	if !kind.Valid() {
+		return nil
+	}
+	b := r.tx.Bucket([]byte(kind))
+	if b == nil {
+		return nil
+	}
+	ids := make([]int64, 0, r.Count(kind))
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		ids = append(ids, keyID(k))
+	}
+	return ids
+}
+
+// MaxID returns the highest stored id of kind, 0 if there is none.
+func (r *ReadTx) MaxID(kind Kind) int64 {
+	if !kind.Valid() {
+		return 0
+	}
+	b := r.tx.Bucket([]byte(kind))
+	if b == nil {
+		return 0
+	}
+	k, _ := b.Cursor().Last()
+	return keyID(k)
+}
+
+// SyncState returns the sync state of kind; a kind never synced yields a
+// zero state with Kind set.
+func (r *ReadTx) SyncState(kind Kind) (SyncState, error) {
+	if err := checkKind(kind); err != nil {
+		return SyncState{}, fmt.Errorf("get sync state: %w", err)
+	}
+	st := SyncState{Kind: kind}
+	raw := r.tx.Bucket(bucketSync).Get([]byte(kind))
+	if raw == nil {
+		return st, nil
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return SyncState{Kind: kind}, fmt.Errorf("decode sync state %s: %w", kind, err)
+	}
+	st.Kind = kind
+	return st, nil
+}
+
+// Identity returns the recorded identity; found is false if none was set.
+func (r *ReadTx) Identity() (Identity, bool, error) {
+	var id Identity
+	raw := r.tx.Bucket(bucketMeta).Get(keyIdentity)
+	if raw == nil {
+		return id, false, nil
+	}
+	if err := json.Unmarshal(raw, &id); err != nil {
+		return Identity{}, false, fmt.Errorf("decode identity: %w", err)
+	}
+	return id, true, nil
+}
+
+// Meta returns a copy of the value SetMeta stored under key.
+func (r *ReadTx) Meta(key string) ([]byte, bool, error) {
+	if key == "" {
+		return nil, false, errors.New("get meta: empty key")
+	}
+	v := r.tx.Bucket(bucketExtra).Get([]byte(key))
+	if v == nil {
+		return nil, false, nil
+	}
+	return bytes.Clone(v), true, nil
+}
+
+// PutProject stores (inserts or replaces) a project.
+func (w *WriteTx) PutProject(p openproject.Project) error {
+	return w.put(KindProject, p.ID, p)
+}
+
+// PutWorkPackage stores (inserts or replaces) a work package.
+func (w *WriteTx) PutWorkPackage(wp openproject.WorkPackage) error {
+	return w.put(KindWorkPackage, wp.ID, wp)
+}
+
+// PutActivities replaces the whole activity list of work package wpID. A
+// nil or empty list is stored as an empty list, which records "fetched,
+// none visible" as distinct from "never fetched".
+func (w *WriteTx) PutActivities(wpID int64, acts []openproject.Activity) error {
+	if acts == nil {
+		acts = []openproject.Activity{}
+	}
+	return w.put(KindActivity, wpID, acts)
+}
+
+// PutWikiPage stores (inserts or replaces) a wiki page.
+func (w *WriteTx) PutWikiPage(p openproject.WikiPage) error {
+	return w.put(KindWikiPage, p.ID, p)
+}
+
+// PutMeeting stores (inserts or replaces) a meeting with its agenda items.
+func (w *WriteTx) PutMeeting(m openproject.Meeting) error {
+	return w.put(KindMeeting, m.ID, m)
+}
+
+func (w *WriteTx) put(kind Kind, id int64, v any) error {
+	if err := checkID(kind, id); err != nil {
+		return fmt.Errorf("put %s: %w", kind, err)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s %d: %w", kind, id, err)
+	}
+	b := w.tx.Bucket([]byte(kind))
+	key := idKey(id)
+	// The extra Get keeps Count exact; it hits the pages Put is about to
+	// touch anyway.
+	isNew := b.Get(key) == nil
+	if err := b.Put(key, raw); err != nil {
+		return fmt.Errorf("put %s %d: %w", kind, id, err)
+	}
+	if isNew {
+		return w.addCount(kind, 1)
+	}
+	return nil
+}
+
+// Delete removes entity id of kind; deleting an absent id is not an error.
+// Deleting a work package also deletes its activity list, which is keyed
+// by the same id and means nothing without it.
+func (w *WriteTx) Delete(kind Kind, id int64) error {
+	if err := checkKind(kind); err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	if err := w.del(kind, id); err != nil {
+		return err
+	}
+	if kind == KindWorkPackage {
+		return w.del(KindActivity, id)
+	}
+	return nil
+}
+
+func (w *WriteTx) del(kind Kind, id int64) error {
+	b := w.tx.Bucket([]byte(kind))
+	key := idKey(id)
+	if b.Get(key) == nil {
+		return nil
+	}
+	if err := b.Delete(key); err != nil {
+		return fmt.Errorf("delete %s %d: %w", kind, id, err)
+	}
+	return w.addCount(kind, -1)
+}
+
+func (w *WriteTx) addCount(kind Kind, delta int64) error {
+	b := w.tx.Bucket(bucketCounts)
+	n, _ := decodeUint(b.Get([]byte(kind)))
+	next := int64(n) + delta
+	if next < 0 {
+		// Only reachable through a damaged counter; never store a negative.
+		next = 0
+	}
+	if err := b.Put([]byte(kind), encodeUint(uint64(next))); err != nil {
+		return fmt.Errorf("update %s count: %w", kind, err)
+	}
+	return nil
+}
+
+// SetSyncState stores st under st.Kind, replacing the previous state.
+// Write it in the same Update as the entities it accounts for.
+func (w *WriteTx) SetSyncState(st SyncState) error {
+	if err := checkKind(st.Kind); err != nil {
+		return fmt.Errorf("set sync state: %w", err)
+	}
+	return w.putJSON(bucketSync, []byte(st.Kind), st)
+}
+
+// SetMeta stores a small caller-defined value under key (in a bucket of its
+// own, so it cannot clash with the store's own metadata). A nil value
+// deletes the key.
+func (w *WriteTx) SetMeta(key string, value []byte) error {
+	if key == "" {
+		return errors.New("set meta: empty key")
+	}
+	b := w.tx.Bucket(bucketExtra)
+	if value == nil {
+		if err := b.Delete([]byte(key)); err != nil {
+			return fmt.Errorf("delete meta %q: %w", key, err)
+		}
+		return nil
+	}
+	// bbolt keeps the slice until commit; the caller may reuse theirs.
+	if err := b.Put([]byte(key), bytes.Clone(value)); err != nil {
+		return fmt.Errorf("set meta %q: %w", key, err)
+	}
+	return nil
+}
+
+func (w *WriteTx) putJSON(bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s/%s: %w", bucket, key, err)
+	}
+	if err := w.tx.Bucket(bucket).Put(key, raw); err != nil {
+		return fmt.Errorf("write %s/%s: %w", bucket, key, err)
+	}
+	return nil
+}
