@@ -1,0 +1,322 @@
+package scorer
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Field is one searchable field of a record. Weight is its relative
+// importance; Values are its texts (a multi-valued field such as a list of
+// participants has several, and the best-scoring one wins). Declare a field
+// even when it has no value: its weight still counts towards the maximum
+// declared weight that normalises record scores.
+type Field struct {
+	Name   string
+	Weight float64
+	Values []string
+}
+
+// Record is a candidate to rank. ID identifies it in results and breaks
+// ties (see Rank); Updated is its last modification time, used as a
+// tie-breaker unless Options.IgnoreRecency is set (the zero time is oldest).
+type Record struct {
+	ID      string
+	Fields  []Field
+	Updated time.Time
+}
+
+// Options controls Rank. The zero value is fuzzy matching with the
+// reference's parameters, no limit and recency tie-breaking.
+type Options struct {
+	// Exact switches to normalised substring containment of the whole
+	// query, the behaviour before fuzzy search existed.
+	Exact bool
+	// Limit caps the number of results after sorting; <= 0 means no cap.
+	Limit int
+	// IgnoreRecency orders equal scores by ID only, which reproduces the
+	// reference's order exactly. By default newer records win ties.
+	IgnoreRecency bool
+	// Params tunes the scorer; the zero value is the reference.
+	Params Params
+}
+
+// Match is one field of a result that scored above zero.
+type Match struct {
+	Field string
+	// Score is the raw field score (before weighting), rounded to two
+	// decimals.
+	Score float64
+	// Value is the index in Field.Values of the value that scored best; the
+	// offsets and snippet refer to it.
+	Value int
+	// Snippet is an excerpt of that value around the earliest match.
+	Snippet string
+	// Offsets are byte offsets of the matches in that value, ascending.
+	Offsets []int
+}
+
+// Result is a ranked record.
+type Result struct {
+	ID string
+	// Index is the record's position in the slice given to Rank.
+	Index int
+	// Score is the best weighted field score, in 0..1, rounded to two
+	// decimals: max over fields of raw × weight / max declared weight.
+	// Results are ordered by it.
+	Score float64
+	// Raw is the best raw field score, unrounded; the MinScore gate is
+	// applied to it.
+	Raw float64
+	// Matches lists the fields that scored above zero, highest raw score
+	// first (declaration order among equals).
+	Matches []Match
+	// MatchedFields names the fields of Matches, in the same order.
+	MatchedFields []string
+}
+
+// Rank scores records against query and returns those that pass the gate,
+// best first. It is the reference's rankRecords:
+//
+//   - A blank query (after trimming) returns every record with score 0 and
+//     no matches, in input order.
+//   - Exact containment is used when opts.Exact is set, when the trimmed
+//     query has fewer than MinFuzzyQueryLength runes, or when it has no
+//     tokens. Any exact hit passes the gate: a containment hit on a
+//     low-weight field would otherwise fall under MinScore once weighted.
+//   - In fuzzy mode a record passes when its best RAW field score reaches
+//     MinScore ("is this a real match?"), while results are ordered by the
+//     WEIGHTED score ("how important is where it matched?"). Gating on the
+//     weighted score would make low-weight fields such as a body
+//     unreachable.
+//   - Ties (after rounding) go to the newer record unless
+//     opts.IgnoreRecency, then to the smaller ID: IDs of the form
+//     "kind:123" or "123" compare by kind, then numerically; other IDs
+//     lexicographically. The sort is stable, so duplicate IDs keep their
+//     input order and the output depends only on the input.
+//   - opts.Limit is applied after sorting.
+func Rank(records []Record, query string, opts Options) []Result {
+	p := opts.Params.resolved()
+	trimmed := trimQuery(query)
+	if trimmed == "" {
+		n := len(records)
+		if opts.Limit > 0 {
+			n = min(n, opts.Limit)
+		}
+		out := make([]Result, n)
+		for i := range out {
+			out[i] = Result{ID: records[i].ID, Index: i}
+		}
+		return out
+	}
+
+	queryTokens := QueryTokens(trimmed)
+	exact := opts.Exact || utf8.RuneCountInString(trimmed) < p.MinFuzzyQueryLength || len(queryTokens) == 0
+	threshold := p.MinScore
+	var needle string
+	var qs []tok
+	if exact {
+		threshold = epsilon
+		needle = Normalize(trimmed)
+	} else {
+		qs = make([]tok, len(queryTokens))
+		for i, q := range queryTokens {
+			qs[i] = newTok(q)
+		}
+	}
+
+	// The maximum DECLARED weight, not the best matching one: a hit on a
+	// low-weight field then yields a proportionally lower record score
+	// instead of being rescaled to 1.
+	maxWeight := 0.0
+	for _, r := range records {
+		for _, f := range r.Fields {
+			maxWeight = max(maxWeight, f.Weight)
+		}
+	}
+	if maxWeight == 0 {
+		maxWeight = 1
+	}
+
+	var t tokenizer // scratch buffers shared by all fields of this call
+	var results []Result
+	for ri, r := range records {
+		var matches []Match
+		bestWeighted, bestRaw := 0.0, 0.0
+		for _, f := range r.Fields {
+			var best FieldScore
+			bestValue := -1
+			for vi, v := range f.Values {
+				if v == "" {
+					continue
+				}
+				var s FieldScore
+				if exact {
+					s = scoreExact(needle, v)
+				} else {
+					s = scoreFieldTokens(qs, t.tokenize(v), &p)
+				}
+				if s.Score > best.Score {
+					best, bestValue = s, vi
+				}
+			}
+			if best.Score <= 0 {
+				continue
+			}
+			text := f.Values[bestValue]
+			matches = append(matches, Match{
+				Field:   f.Name,
+				Score:   round2(best.Score),
+				Value:   bestValue,
+				Snippet: snippet(text, best.Offsets, p.SnippetLength, p.SnippetContextBefore),
+				Offsets: best.Offsets,
+			})
+			bestRaw = max(bestRaw, best.Score)
+			bestWeighted = max(bestWeighted, best.Score*f.Weight/maxWeight)
+		}
+		if bestRaw < threshold {
+			continue // with a zero MinScore even unmatched records pass, as in the reference
+		}
+		slices.SortStableFunc(matches, func(a, b Match) int { return compareDesc(a.Score, b.Score) })
+		names := make([]string, len(matches))
+		for i, m := range matches {
+			names[i] = m.Field
+		}
+		results = append(results, Result{
+			ID:            r.ID,
+			Index:         ri,
+			Score:         round2(bestWeighted),
+			Raw:           bestRaw,
+			Matches:       matches,
+			MatchedFields: names,
+		})
+	}
+
+	slices.SortStableFunc(results, func(a, b Result) int {
+		if c := compareDesc(a.Score, b.Score); c != 0 {
+			return c
+		}
+		if !opts.IgnoreRecency {
+			ta, tb := records[a.Index].Updated, records[b.Index].Updated
+			if c := tb.Compare(ta); c != 0 {
+				return c // newer first
+			}
+		}
+		return compareIDs(a.ID, b.ID)
+	})
+	if opts.Limit > 0 && len(results) > opts.Limit {
+		results = results[:opts.Limit]
+	}
+	return results
+}
+
+// epsilon is JavaScript's Number.EPSILON, the reference's exact-mode gate:
+// any hit at all passes.
+const epsilon = 2.220446049250313e-16
+
+// scoreExact is the exact-mode field score: 1 when the normalised needle
+// occurs in the normalised text, with the offset of the first occurrence.
+// The reference reports that offset in the normalised text; here it is
+// mapped back to the original, like every other offset.
+func scoreExact(needle, text string) FieldScore {
+	if needle == "" {
+		return FieldScore{}
+	}
+	hay := Normalize(text)
+	i := strings.Index(hay, needle)
+	if i < 0 {
+		return FieldScore{}
+	}
+	if hay != text {
+		_, src := normalizeWithOffsets(text)
+		i = src[i]
+	}
+	return FieldScore{Score: 1, Offsets: []int{i}}
+}
+
+// compareDesc orders larger scores first.
+func compareDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
+
+// compareIDs is a total order on record IDs. An ID is split at its last
+// ':' into a kind and a suffix ("work_package:12" -> "work_package", "12";
+// "12" -> "", "12"). Kinds compare lexicographically; within a kind, numeric
+// suffixes come first in numeric order (the reference sorts by numeric id),
+// then the rest lexicographically. Equal numbers with different spellings
+// ("007", "7") fall back to the whole string, so the order stays total.
+func compareIDs(a, b string) int {
+	ka, sa := splitID(a)
+	kb, sb := splitID(b)
+	if c := strings.Compare(ka, kb); c != 0 {
+		return c
+	}
+	na, errA := strconv.ParseInt(sa, 10, 64)
+	nb, errB := strconv.ParseInt(sb, 10, 64)
+	switch {
+	case errA == nil && errB == nil:
+		if na != nb {
+			if na < nb {
+				return -1
+			}
+			return 1
+		}
+	case errA == nil:
+		return -1
+	case errB == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+func splitID(id string) (kind, suffix string) {
+	if i := strings.LastIndexByte(id, ':'); i >= 0 {
+		return id[:i], id[i+1:]
+	}
+	return "", id
+}
+
+// round2 rounds x to two decimals the way the reference's
+// Number(x.toFixed(2)) does: from the exact binary value of x, with exact
+// halves going up. math.Round(x*100)/100 is not the same, because x*100 is
+// itself rounded and can cross a .5 boundary; since rounded scores decide
+// ties, the difference would change orders.
+//
+// strconv's 'f' formatting rounds the exact binary value correctly but
+// breaks exact halves to even. An exact half at the third decimal means
+// x = odd/8 (0.125, 0.375, ...), since 200 = 8 × 25; those are detected
+// and rounded up.
+func round2(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 {
+		return x
+	}
+	if x < 0 {
+		return -round2(-x) // toFixed rounds the magnitude
+	}
+	if x8 := x * 8; x8 == math.Trunc(x8) && math.Mod(x8, 2) == 1 {
+		return (math.Floor(x*100) + 1) / 100 // x*100 is exact here
+	}
+	if x >= 1e15 {
+		return x // beyond the digits that fit the integer below; not a score
+	}
+	var buf [32]byte
+	digits := strconv.AppendFloat(buf[:0], x, 'f', 2, 64)
+	var k int64
+	for _, c := range digits {
+		if c != '.' {
+			k = k*10 + int64(c-'0')
+		}
+	}
+	// k and 100 are exact, and IEEE division rounds correctly, so this is
+	// the double nearest to the decimal, as JavaScript's Number() gives.
+	return float64(k) / 100
+}
