@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/opsearch/opsearch/openproject/optest"
+)
+
+// runFakeOp serves a fake OpenProject until ctx is cancelled.
+func runFakeOp(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("fakeop", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	addr := fs.String("addr", "127.0.0.1:8090", "listen address (host:port; port 0 picks a free one)")
+	var gen optest.GenOptions
+	fs.Int64Var(&gen.Seed, "seed", 1, "generator seed; the same seed gives the same data")
+	fs.IntVar(&gen.Projects, "projects", optest.DefaultProjects, "number of projects")
+	fs.IntVar(&gen.Users, "users", optest.DefaultUsers, "number of users besides admin, alice and bob")
+	fs.IntVar(&gen.WorkPackages, "work-packages", optest.DefaultWorkPackages, "number of work packages")
+	fs.IntVar(&gen.Comments, "comments", 0, "number of comments (default 3 per work package)")
+	fs.IntVar(&gen.WikiPages, "wiki-pages", optest.DefaultWikiPages, "number of wiki pages")
+	fs.IntVar(&gen.Meetings, "meetings", optest.DefaultMeetings, "number of meetings")
+	profile := fs.String("profile", string(optest.ProfileCurrent), "API version profile: current (meetings list, wiki text) or legacy (neither)")
+	dataFile := fs.String("data", "", "load the data set from this JSON file instead of generating one")
+	saveFile := fs.String("save", "", "write the data set to this JSON file and continue serving")
+	latency := fs.Duration("latency", 0, "added latency per request, e.g. 20ms")
+	maxPage := fs.Int("max-page-size", optest.DefaultMaxPageSize, "largest page size the server allows (larger requests are capped silently)")
+	errorRate := fs.Float64("error-rate", 0, "share of requests answered with a 5xx error, 0..1")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	p := optest.Profile(*profile)
+	if p != optest.ProfileCurrent && p != optest.ProfileLegacy {
+		return fmt.Errorf("--profile must be current or legacy, not %q", *profile)
+	}
+	if *errorRate < 0 || *errorRate > 1 {
+		return fmt.Errorf("--error-rate must be between 0 and 1, not %v", *errorRate)
+	}
+	if *maxPage < 1 {
+		return fmt.Errorf("--max-page-size must be at least 1, not %d", *maxPage)
+	}
+	if *latency < 0 {
+		return fmt.Errorf("--latency must not be negative, not %v", *latency)
+	}
+
+	var data *optest.Dataset
+	if *dataFile != "" {
+		d, err := optest.LoadDataset(*dataFile)
+		if err != nil {
+			return err
+		}
+		data = d
+	} else {
+		start := time.Now()
+		data = optest.Generate(gen)
+		e.logger.Info("generated data set", "work_packages", len(data.WorkPackages), "activities", len(data.Activities),
+			"wiki_pages", len(data.WikiPages), "meetings", len(data.Meetings), "projects", len(data.Projects), "took", time.Since(start).Round(time.Millisecond))
+	}
+	if *saveFile != "" {
+		if err := optest.SaveDataset(*saveFile, data); err != nil {
+			return err
+		}
+	}
+	srv := optest.NewServer(data, optest.Options{
+		MaxPageSize: *maxPage, Profile: p, Latency: *latency,
+		Faults: optest.Faults{ErrorRate: *errorRate, Seed: uint64(gen.Seed)},
+	})
+	defer srv.Close()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(e.stdout, "fake OpenProject (%s profile) at %s\n", p, base)
+	fmt.Fprintf(e.stdout, "API keys: admin=%s alice=%s bob=%s\n", optest.AdminKey, optest.AliceKey, optest.BobKey)
+	fmt.Fprintf(e.stdout, "try: curl -u apikey:%s '%s/api/v3/work_packages?pageSize=2'\n", optest.AliceKey, base)
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Close() // release hanging requests so Shutdown can drain
+	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+// Command opsearch indexes OpenProject for fast, typo-tolerant search and
+// serves it to AI agents over MCP.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// env gives a command its process environment; tests pass their own.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	logger         *slog.Logger
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"fakeop", "run a fake OpenProject server with generated data (for demos and tests)", runFakeOp},
+	}
+}
+
+// run dispatches to a subcommand and turns its error into one line on
+// stderr and an exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := env{
+		stdout: stdout, stderr: stderr, getenv: os.Getenv,
+		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv("OPSEARCH_LOG_LEVEL"))})),
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(ctx, e, args[1:])
+			switch {
+			case err == nil, errors.Is(err, flag.ErrHelp):
+				return 0
+			case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+				return 130
+			default:
+				fmt.Fprintf(stderr, "opsearch %s: %v\n", c.name, err)
+				return 1
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "opsearch: unknown command %q (run \"opsearch help\")\n", args[0])
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: opsearch <command> [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun \"opsearch <command> -h\" for a command's flags.")
+}
+
+func logLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer lets the test read what a running command has printed.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestRun_Usage(t *testing.T) {
+	tests := []struct {
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{nil, 2, "usage: opsearch"},
+		{[]string{"help"}, 0, "fakeop"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"fakeop", "--profile", "ancient"}, 1, "--profile must be current or legacy"},
+		{[]string{"fakeop", "--error-rate", "2"}, 1, "--error-rate must be between 0 and 1"},
+		{[]string{"fakeop", "--max-page-size", "0"}, 1, "--max-page-size must be at least 1"},
+		{[]string{"fakeop", "--data", "/nonexistent/data.json"}, 1, "read dataset"},
+		{[]string{"fakeop", "--addr", "not-an-address"}, 1, "listen on not-an-address"},
+		{[]string{"fakeop", "extra"}, 1, `unexpected argument "extra"`},
+		{[]string{"fakeop", "--no-such-flag"}, 1, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), tt.args, &out, &errb)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.code, errb.String())
+			}
+			if !strings.Contains(errb.String(), tt.wantErr) {
+				t.Errorf("stderr %q does not mention %q", errb.String(), tt.wantErr)
+			}
+			if strings.Contains(errb.String(), "goroutine ") {
+				t.Errorf("stderr has a stack trace: %s", errb.String())
+			}
+		})
+	}
+}
+
+func TestRun_FakeOp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"fakeop", "--addr", "127.0.0.1:0", "--work-packages", "50", "--seed", "3"}, &out, &errb)
+	}()
+	re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)`)
+	var base string
+	for base == "" {
+		select {
+		case code := <-done:
+			t.Fatalf("fakeop exited early with %d: %s", code, errb.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+		}
+	}
+	req, _ := http.NewRequest("GET", base+"/api/v3/users/me", nil)
+	req.SetBasicAuth("apikey", "opsearch-alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"login":"alice"`) {
+		t.Errorf("GET /users/me = %d %s", resp.StatusCode, body)
+	}
+	if !strings.Contains(out.String(), "opsearch-bob") {
+		t.Errorf("stdout does not list the API keys: %s", out.String())
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit code after cancel = %d, want 0", code)
+	}
+}
