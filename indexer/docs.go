@@ -1,0 +1,104 @@
+package indexer
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/opsearch/opsearch/openproject"
+)
+
+// DocID returns the document id of an entity.
+func DocID(kind Kind, id int64) string { return string(kind) + ":" + strconv.FormatInt(id, 10) }
+
+// ParseDocID splits a document id into kind and entity id.
+func ParseDocID(id string) (Kind, int64, bool) {
+	k, n, ok := strings.Cut(id, ":")
+	if !ok {
+		return "", 0, false
+	}
+	v, err := strconv.ParseInt(n, 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return Kind(k), v, true
+}
+
+// FromWorkPackage builds a work package's document; its comments become
+// part of it, so a fact mentioned only in a comment finds the work package.
+func FromWorkPackage(wp openproject.WorkPackage, acts []openproject.Activity) Document {
+	d := Document{
+		ID: DocID(KindWorkPackage, wp.ID), Kind: KindWorkPackage, EntityID: wp.ID,
+		ProjectID: wp.Project.ID, ProjectName: wp.Project.Title,
+		Title: wp.Subject, Body: wp.Description,
+		Identifiers: []string{"#" + strconv.FormatInt(wp.ID, 10)},
+		Type:        wp.Type.Title, Status: wp.Status.Title, Closed: wp.Closed,
+		Author: wp.Author.Title, UpdatedAt: wp.UpdatedAt,
+	}
+	if wp.DisplayID != "" {
+		d.Identifiers = append(d.Identifiers, wp.DisplayID)
+	}
+	if wp.Assignee != nil {
+		d.Assignee, d.AssigneeID = wp.Assignee.Title, wp.Assignee.ID
+	}
+	for _, a := range acts {
+		if !a.IsComment() {
+			continue
+		}
+		c := a.Comment
+		if a.User.Title != "" {
+			c = a.User.Title + ": " + c
+		}
+		d.Comments = append(d.Comments, c)
+	}
+	return d
+}
+
+// FromWikiPage builds a wiki page's document. Pages from servers that do
+// not render text are indexed by title only.
+func FromWikiPage(p openproject.WikiPage) Document {
+	d := Document{
+		ID: DocID(KindWikiPage, p.ID), Kind: KindWikiPage, EntityID: p.ID,
+		ProjectID: p.Project.ID, ProjectName: p.Project.Title,
+		Title: p.Title, Body: p.Text, UpdatedAt: p.UpdatedAt,
+	}
+	if p.Slug != "" {
+		d.Identifiers = []string{p.Slug}
+	}
+	return d
+}
+
+// FromMeeting builds a meeting's document from the meeting with its agenda
+// items inline.
+func FromMeeting(m openproject.Meeting) Document {
+	d := Document{
+		ID: DocID(KindMeeting, m.ID), Kind: KindMeeting, EntityID: m.ID,
+		ProjectID: m.Project.ID, ProjectName: m.Project.Title,
+		Title: m.Title, Location: m.Location, Author: m.Author.Title,
+		UpdatedAt: m.UpdatedAt, StartTime: m.StartTime,
+	}
+	for _, p := range m.Participants {
+		if p.Title != "" {
+			d.Participants = append(d.Participants, p.Title)
+		}
+	}
+	for _, it := range m.AgendaItems {
+		at := AgendaText{ID: it.ID, Title: it.Title, Notes: it.Notes}
+		for _, o := range it.Outcomes {
+			if o.Notes != "" {
+				at.Outcomes = append(at.Outcomes, o.Notes)
+			}
+		}
+		d.Agenda = append(d.Agenda, at)
+	}
+	return d
+}
+
+// FromProject builds a project's document.
+func FromProject(p openproject.Project) Document {
+	return Document{
+		ID: DocID(KindProject, p.ID), Kind: KindProject, EntityID: p.ID,
+		ProjectID: p.ID, ProjectName: p.Name,
+		Title: p.Name, Body: p.Description, Identifiers: []string{p.Identifier},
+		UpdatedAt: p.UpdatedAt,
+	}
+}

@@ -1,0 +1,138 @@
+// Package indexer owns the full-text index that opsearch answers searches
+// from: a small backend-neutral Index interface, the documents it holds,
+// and its bleve implementation. The index is derived data: it can always be
+// rebuilt from the store without touching the OpenProject API.
+package indexer
+
+import (
+	"context"
+	"time"
+)
+
+// Kind is the kind of entity a document describes.
+type Kind string
+
+// Document kinds. Activities are not documents of their own: comments are
+// part of their work package's document, so a comment-only fact finds the
+// work package.
+const (
+	KindWorkPackage Kind = "work_package"
+	KindWikiPage    Kind = "wiki_page"
+	KindMeeting     Kind = "meeting"
+	KindProject     Kind = "project"
+)
+
+// Kinds lists the document kinds in a fixed order.
+func Kinds() []Kind { return []Kind{KindWorkPackage, KindWikiPage, KindMeeting, KindProject} }
+
+// Document is one searchable entity, flattened. Build documents with the
+// From* functions so every producer (sync, writes, rebuilds) agrees.
+type Document struct {
+	// ID is "<kind>:<entity id>", unique across kinds.
+	ID       string `json:"id"`
+	Kind     Kind   `json:"kind"`
+	EntityID int64  `json:"entityId"`
+
+	ProjectID   int64  `json:"projectId,omitempty"`
+	ProjectName string `json:"projectName,omitempty"`
+
+	// Title: work package subject, wiki title, meeting title, project name.
+	Title string `json:"title"`
+	// Body: description, wiki text, project description.
+	Body string `json:"body,omitempty"`
+	// Identifiers: "#123", display id "PROJ-12", project identifier, slug.
+	Identifiers []string `json:"identifiers,omitempty"`
+
+	// Work package facets.
+	Type     string `json:"type,omitempty"`
+	Status   string `json:"status,omitempty"`
+	Closed   bool   `json:"closed,omitempty"`
+	Assignee string `json:"assignee,omitempty"`
+	// AssigneeID is 0 when unassigned.
+	AssigneeID int64  `json:"assigneeId,omitempty"`
+	Author     string `json:"author,omitempty"`
+	// Comments are the work package's comments, each "Author: text".
+	Comments []string `json:"comments,omitempty"`
+
+	// Meeting fields.
+	Location     string       `json:"location,omitempty"`
+	Participants []string     `json:"participants,omitempty"`
+	Agenda       []AgendaText `json:"agenda,omitempty"`
+
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+	// StartTime is a meeting's start.
+	StartTime time.Time `json:"startTime,omitzero"`
+}
+
+// AgendaText is the searchable text of one agenda item.
+type AgendaText struct {
+	ID       int64    `json:"id"`
+	Title    string   `json:"title"`
+	Notes    string   `json:"notes,omitempty"`
+	Outcomes []string `json:"outcomes,omitempty"`
+}
+
+// MatchMode selects how query text matches.
+type MatchMode string
+
+// Match modes.
+const (
+	// MatchFuzzy tolerates typos by term length, treats the last term as a
+	// prefix, and boosts phrases and titles.
+	MatchFuzzy MatchMode = "fuzzy"
+	// MatchExact matches the query as written (case- and accent-insensitive
+	// phrase), no typos, no prefixes.
+	MatchExact MatchMode = "exact"
+)
+
+// SearchOptions is a backend-neutral query. Zero values mean "no
+// restriction"; pointers distinguish "unset" from false.
+type SearchOptions struct {
+	Query string
+	Mode  MatchMode
+	Kinds []Kind
+	// ProjectIDs restricts to these projects.
+	ProjectIDs []int64
+	// Closed restricts work packages to closed (true) or open (false).
+	Closed        *bool
+	Types         []string
+	AssigneeIDs   []int64
+	UpdatedAfter  time.Time
+	UpdatedBefore time.Time
+	// From and Size page through the results (Size default 20, max 1000).
+	From, Size int
+}
+
+// Hit is one search result: the document id, its score, and where it
+// matched. Callers hydrate full entities from the store.
+type Hit struct {
+	ID       string  `json:"id"`
+	Kind     Kind    `json:"kind"`
+	EntityID int64   `json:"entityId"`
+	Score    float64 `json:"score"`
+	// Fragments maps field names to highlighted excerpts, when available.
+	Fragments map[string][]string `json:"fragments,omitempty"`
+}
+
+// Result is a page of hits.
+type Result struct {
+	Total uint64        `json:"total"`
+	Hits  []Hit         `json:"hits"`
+	Took  time.Duration `json:"took"`
+}
+
+// Index is the search backend. It is the one producer-side interface in
+// opsearch: an operator who outgrows one machine swaps bleve for a
+// distributed engine behind it. Implementations are safe for concurrent use.
+type Index interface {
+	// Index adds or replaces documents, atomically as one batch.
+	Index(ctx context.Context, docs ...Document) error
+	// Delete removes documents by id; unknown ids are ignored.
+	Delete(ctx context.Context, ids ...string) error
+	// Search runs a query.
+	Search(ctx context.Context, opts SearchOptions) (Result, error)
+	// Count returns the number of documents, per kind.
+	Count(ctx context.Context) (map[Kind]uint64, error)
+	// Close releases the index; it is safe to call twice.
+	Close() error
+}
