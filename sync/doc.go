@@ -1,0 +1,46 @@
+// Package sync keeps one user's store and index in step with OpenProject.
+//
+// A Worker crawls the five kinds in order (projects, work packages with
+// their activities, wiki pages, meetings with their agenda items); a
+// Scheduler runs it on a jittered cron schedule and on demand.
+//
+// # Crawl plan
+//
+//   - Projects and meetings are re-listed whole (they are few); changed
+//     ones are written, and stored ids no longer listed are deleted once a
+//     single GET confirms the 404. Agenda items are fetched only for
+//     meetings whose lockVersion or updatedAt moved. Servers without the
+//     meetings list mark the kind unsupported with a note.
+//   - Work packages come from the global list with status "*", sorted by
+//     id, at the largest page size the server allows, filtered by
+//     updatedAt <>d [cursor - CursorMargin, ""]. Items whose lockVersion
+//     and updatedAt equal the stored copy are skipped; for the others the
+//     activities are fetched (a comment moves updatedAt, not lockVersion).
+//     Each sync compares the server's total with the store's count; a
+//     difference, or FullListingEvery passing, triggers an id-only listing
+//     whose missing ids are confirmed with an id-filtered listing and
+//     deleted.
+//   - Wiki pages can only be read by id: a full probe from id 1 up to
+//     WikiDeepMissRun ids past the highest page (first sync, then every
+//     WikiFullProbeEvery), otherwise a round-robin re-check of WikiRecheck
+//     known pages plus a probe of WikiMissRun ids past the highest.
+//
+// # Crash safety
+//
+// Every batch is written store first (entities plus a "pending index"
+// marker in one transaction), then to the index, then the marker is cleared
+// together with the kind's progress (cursor, probe position). A sync that
+// starts with a marker left re-indexes those documents from the store. The
+// work package cursor advances only after a whole pass over its window
+// finished without the list changing size, because the list is sorted by
+// id and later pages may hold older timestamps. A cancelled or crashed sync
+// therefore loses nothing and duplicates nothing; the next one converges.
+//
+// # Cost of a sync without changes
+//
+// Options.UnchangedSyncRequests: UnchangedSyncBaseRequests (4) plus
+// WikiRecheck plus WikiMissRun, 49 with the defaults, whatever the corpus
+// size. The id-only work package listing (one request per 1000 work
+// packages) runs hourly or when the count differs, the full wiki probe
+// daily.
+package sync

@@ -1,0 +1,252 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	gosync "sync"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// DefaultSpec is the default sync schedule.
+const DefaultSpec = "@every 2m"
+
+// SchedulerOptions configure a Scheduler.
+type SchedulerOptions struct {
+	// Spec is a standard 5-field cron spec or a descriptor such as
+	// "@every 2m" (default DefaultSpec).
+	Spec string
+	// NoJitter disables the random shift of each run by up to half the
+	// interval either way, which keeps many users' workers from hitting
+	// OpenProject in lock-step.
+	NoJitter bool
+	// BackoffMax caps the pause after consecutive failed syncs (default
+	// 30 minutes); the pause grows by one interval per failure.
+	BackoffMax time.Duration
+	// Logger receives cron's and the scheduler's messages; nil discards.
+	// Nothing is ever written to stdout, which the MCP stdio transport
+	// owns.
+	Logger *slog.Logger
+	// Now is the clock for backoff decisions; nil means time.Now.
+	Now func() time.Time
+	// OnSync, if set, is called after each sync with its outcome.
+	OnSync func(Report, error)
+}
+
+// Scheduler runs a Worker's syncs on a cron schedule and on demand.
+// Scheduled and triggered syncs never overlap: cron's SkipIfStillRunning
+// skips a tick while the job runs, and Worker.Sync itself refuses a second
+// concurrent sync (ErrSyncRunning), which covers Trigger too.
+type Scheduler struct {
+	w    *Worker
+	opts SchedulerOptions
+	log  *slog.Logger
+	cron *cron.Cron
+	sch  cron.Schedule
+
+	trigger chan struct{}
+	mu      gosync.Mutex
+	cancel  context.CancelFunc
+	wg      gosync.WaitGroup
+	ctx     context.Context
+	back    backoff
+}
+
+// NewScheduler parses the spec and returns a stopped Scheduler.
+func NewScheduler(w *Worker, opts SchedulerOptions) (*Scheduler, error) {
+	if opts.Spec == "" {
+		opts.Spec = DefaultSpec
+	}
+	if opts.BackoffMax <= 0 {
+		opts.BackoffMax = 30 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	sch, err := cron.ParseStandard(opts.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("parse schedule %q: %w", opts.Spec, err)
+	}
+	if !opts.NoJitter {
+		sch = jitterSchedule{inner: sch}
+	}
+	log := opts.Logger.With("subsystem", "sync-scheduler")
+	cl := cronLogger{log}
+	c := cron.New(
+		cron.WithLogger(cl),
+		// SkipIfStillRunning must wrap Recover: the other way round a
+		// panic loses the skip token and the job never runs again
+		// (robfig/cron #366).
+		cron.WithChain(cron.SkipIfStillRunning(cl), cron.Recover(cl)),
+	)
+	return &Scheduler{w: w, opts: opts, log: log, cron: c, sch: sch, trigger: make(chan struct{}, 1)}, nil
+}
+
+// Start schedules syncs and runs one right away. Syncs run with a context
+// derived from ctx that Stop cancels.
+func (s *Scheduler) Start(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		return
+	}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	s.cron.Schedule(s.sch, cron.FuncJob(func() { s.runOnce(s.ctx, true) }))
+	s.cron.Start()
+	s.wg.Add(1)
+	go s.loop(s.ctx)
+	s.Trigger()
+}
+
+// Stop cancels a running sync and waits for it and the schedule to end.
+// cron's own Stop does not cancel jobs, hence the context.
+func (s *Scheduler) Stop() {
+	s.mu.Lock()
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	<-s.cron.Stop().Done()
+	s.wg.Wait()
+}
+
+// Trigger asks for a sync now (after a write, at start-up). It never
+// blocks; triggers arriving while one is pending collapse into it.
+func (s *Scheduler) Trigger() {
+	select {
+	case s.trigger <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Scheduler) loop(ctx context.Context) {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.trigger:
+			s.runOnce(ctx, false)
+		}
+	}
+}
+
+// runOnce runs one sync, recovering a panic so that neither the trigger
+// loop nor cron dies with it. Scheduled runs respect the failure backoff;
+// triggered ones do not, since a user asked for them.
+func (s *Scheduler) runOnce(ctx context.Context, scheduled bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("sync panicked", "panic", v)
+			s.back.fail(s.opts.Now(), s.interval(), s.opts.BackoffMax)
+		}
+	}()
+	if ctx.Err() != nil {
+		return
+	}
+	if scheduled && !s.back.allow(s.opts.Now()) {
+		s.log.Debug("sync skipped: backing off after failures")
+		return
+	}
+	rep, err := s.w.Sync(ctx)
+	switch {
+	case errors.Is(err, ErrSyncRunning):
+		s.log.Debug("sync skipped: already running")
+		return
+	case err != nil && ctx.Err() != nil:
+		// Cancelled by Stop: not a failure worth logging.
+	case err != nil:
+		s.log.Warn("sync failed", "error", err, "duration", rep.Duration)
+		s.back.fail(s.opts.Now(), s.interval(), s.opts.BackoffMax)
+	default:
+		if s.back.reset() {
+			s.log.Info("sync recovered")
+		}
+		s.log.Debug("sync done", "duration", rep.Duration, "requests", rep.Requests)
+	}
+	if s.opts.OnSync != nil {
+		s.opts.OnSync(rep, err)
+	}
+}
+
+// interval estimates the schedule's interval from two consecutive runs.
+func (s *Scheduler) interval() time.Duration {
+	t := s.opts.Now()
+	a := s.sch.Next(t)
+	return max(s.sch.Next(a).Sub(a), time.Second)
+}
+
+// backoff pauses scheduled syncs after consecutive failures: linear in
+// the number of failures, capped. The clock is passed in, so tests need
+// no sleeping.
+type backoff struct {
+	mu       gosync.Mutex
+	failures int
+	until    time.Time
+}
+
+func (b *backoff) fail(now time.Time, step, limit time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.failures++
+	b.until = now.Add(min(time.Duration(b.failures)*step, limit))
+}
+
+func (b *backoff) allow(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !now.Before(b.until)
+}
+
+// reset clears the failures and reports whether there were any.
+func (b *backoff) reset() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	had := b.failures > 0
+	b.failures, b.until = 0, time.Time{}
+	return had
+}
+
+// jitterSchedule shifts each run of inner by a random amount in
+// [-interval/2, interval/2), so the gaps between runs are uniform in
+// (interval/2, 3*interval/2) on average and workers drift apart.
+type jitterSchedule struct {
+	inner cron.Schedule
+}
+
+// Next implements cron.Schedule.
+func (j jitterSchedule) Next(t time.Time) time.Time {
+	next := j.inner.Next(t)
+	if next.IsZero() {
+		return next
+	}
+	d := j.inner.Next(next).Sub(next)
+	if d <= time.Second {
+		return next
+	}
+	shifted := next.Add(time.Duration(rand.Int64N(int64(d))) - d/2)
+	if !shifted.After(t) {
+		// Never schedule in the past: cron would run it at once.
+		shifted = t.Add(time.Second)
+	}
+	return shifted
+}
+
+// cronLogger adapts slog to cron.Logger. cron's Info messages (schedule,
+// wake, run) go to Debug.
+type cronLogger struct{ l *slog.Logger }
+
+func (c cronLogger) Info(msg string, kv ...any) { c.l.Debug("cron: "+msg, kv...) }
+
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	c.l.Error("cron: "+msg, append(kv, "error", err)...)
+}

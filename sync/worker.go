@@ -1,0 +1,535 @@
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	gosync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/store"
+)
+
+// API is the part of *openproject.Client the worker uses. It is declared
+// here, next to its consumer, so tests and wrappers can stand in for it.
+type API interface {
+	ListProjects(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Project], error)
+	Project(ctx context.Context, idOrIdentifier string) (openproject.Project, error)
+	ListWorkPackages(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.WorkPackage], error)
+	Activities(ctx context.Context, workPackageID int64) ([]openproject.Activity, error)
+	WikiPage(ctx context.Context, id int64) (openproject.WikiPage, error)
+	ListMeetings(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Meeting], error)
+	Meeting(ctx context.Context, id int64) (openproject.Meeting, error)
+	AgendaItems(ctx context.Context, meetingID int64) ([]openproject.AgendaItem, error)
+	Capabilities(ctx context.Context) (openproject.Capabilities, error)
+}
+
+// Index is the part of indexer.Index the worker writes to.
+type Index interface {
+	Index(ctx context.Context, docs ...indexer.Document) error
+	Delete(ctx context.Context, ids ...string) error
+}
+
+var (
+	_ API   = (*openproject.Client)(nil)
+	_ Index = (indexer.Index)(nil)
+)
+
+// ErrSyncRunning is returned by Sync when another sync of the same worker
+// is in progress. A second sync right behind the first would find nothing
+// new, so callers skip instead of queueing.
+var ErrSyncRunning = errors.New("sync already running")
+
+// Defaults of Options.
+const (
+	DefaultPageSize           = 1000
+	DefaultConcurrency        = 4
+	DefaultCursorMargin       = 2 * time.Minute
+	DefaultWikiMissRun        = 25
+	DefaultWikiDeepMissRun    = 1000
+	DefaultWikiRecheck        = 20
+	DefaultFullListingEvery   = time.Hour
+	DefaultWikiFullProbeEvery = 24 * time.Hour
+)
+
+// Options configure a Worker. Zero values select the defaults.
+type Options struct {
+	// PageSize is requested for every list; the server caps it silently
+	// (1000 by default) and paging follows the size it echoes.
+	PageSize int
+	// Concurrency bounds parallel per-item requests (activities, agenda
+	// items, wiki probes) within one sync.
+	Concurrency int
+	// CursorMargin is subtracted from the work package cursor, so changes
+	// committed on the server with a timestamp slightly older than the
+	// newest one seen (clock skew, long transactions) are not missed.
+	CursorMargin time.Duration
+	// WikiMissRun is the number of consecutive missing ids past the
+	// highest known wiki page after which an incremental sync stops
+	// probing. Ids are global, so pages in projects the user cannot see
+	// also count as misses.
+	WikiMissRun int
+	// WikiDeepMissRun is the miss run of a full wiki probe (the first sync,
+	// then every WikiFullProbeEvery). It must span the largest id gap the
+	// instance has; generated and real instances have gaps of several
+	// hundred ids.
+	WikiDeepMissRun int
+	// WikiRecheck is how many known wiki pages each incremental sync
+	// re-fetches, round-robin: wiki pages have no updatedAt on most
+	// servers, so re-reading is the only way to see edits and deletions.
+	WikiRecheck int
+	// FullListingEvery is how often an id-only listing of all work
+	// packages is diffed against the store to find deletions that a count
+	// comparison cannot see (one deleted and one created).
+	FullListingEvery time.Duration
+	// WikiFullProbeEvery is how often the wiki is probed from id 1 with
+	// WikiDeepMissRun, which also finds pages that became visible.
+	WikiFullProbeEvery time.Duration
+	// Logger receives progress and errors; nil discards.
+	Logger *slog.Logger
+	// Now is the clock for sync state timestamps and schedule decisions;
+	// nil means time.Now.
+	Now func() time.Time
+	// Progress, if set, is called as items of a kind are processed. total
+	// is -1 when unknown (wiki probing).
+	Progress func(kind store.Kind, done, total int)
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.PageSize, DefaultPageSize)
+	def(&o.Concurrency, DefaultConcurrency)
+	def(&o.WikiMissRun, DefaultWikiMissRun)
+	def(&o.WikiDeepMissRun, DefaultWikiDeepMissRun)
+	def(&o.WikiRecheck, DefaultWikiRecheck)
+	if o.WikiDeepMissRun < o.WikiMissRun {
+		o.WikiDeepMissRun = o.WikiMissRun
+	}
+	if o.CursorMargin <= 0 {
+		o.CursorMargin = DefaultCursorMargin
+	}
+	if o.FullListingEvery <= 0 {
+		o.FullListingEvery = DefaultFullListingEvery
+	}
+	if o.WikiFullProbeEvery <= 0 {
+		o.WikiFullProbeEvery = DefaultWikiFullProbeEvery
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// UnchangedSyncBaseRequests is what a sync costs when nothing changed,
+// apart from the wiki: one projects page, one work package page (the
+// cursor window), one work package count and one meetings page.
+const UnchangedSyncBaseRequests = 4
+
+// UnchangedSyncRequests is the upper bound of API requests of a sync in
+// which nothing changed, independent of the corpus size: the base
+// requests, WikiRecheck known wiki pages and WikiMissRun probes past the
+// highest wiki id. It assumes at most PageSize projects and meetings and
+// at most PageSize work packages changed within CursorMargin of the
+// newest; it excludes the first Capabilities probe of a client (2
+// requests, cached afterwards) and the periodic id-only work package
+// listing and full wiki probe.
+func (o Options) UnchangedSyncRequests() int {
+	o = o.withDefaults()
+	return UnchangedSyncBaseRequests + o.WikiRecheck + o.WikiMissRun
+}
+
+// Worker syncs one user's OpenProject data into their store and index.
+// Its methods are safe for concurrent use; syncs never overlap.
+type Worker struct {
+	api  API
+	st   *store.Store
+	idx  Index
+	opts Options
+	log  *slog.Logger
+
+	running gosync.Mutex
+}
+
+// New returns a Worker. api must be authenticated as the store's user.
+func New(api API, st *store.Store, idx Index, opts Options) *Worker {
+	opts = opts.withDefaults()
+	return &Worker{api: api, st: st, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "sync")}
+}
+
+// Report summarises one sync.
+type Report struct {
+	Started  time.Time
+	Duration time.Duration
+	// Requests counts the API calls the worker made (client-side retries
+	// of one call count once).
+	Requests int
+	Kinds    map[store.Kind]*KindReport
+}
+
+// KindReport is what one sync did to one kind.
+type KindReport struct {
+	// Fetched counts entities received from the server.
+	Fetched int
+	// Updated counts entities written (new or changed); Deleted counts
+	// entities removed.
+	Updated, Deleted int
+	// Err is the error that ended this kind's run, if any.
+	Err error
+	// Unsupported is set when the server cannot provide the kind.
+	Unsupported bool
+}
+
+// Err returns the errors of all kinds joined, nil when every kind ran.
+func (r Report) Err() error {
+	var errs []error
+	for _, k := range store.Kinds() {
+		if kr := r.Kinds[k]; kr != nil && kr.Err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", k, kr.Err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// run is the state of one sync.
+type run struct {
+	api    API
+	report *Report
+	calls  atomic.Int64
+}
+
+// Sync runs one sync of every kind: projects, work packages with their
+// activities, wiki pages, meetings. A failing kind is recorded in its
+// SyncState and the report, and the remaining kinds still run; nothing
+// stored is deleted because of a failure. The returned error joins the
+// kinds' errors (and wraps ctx.Err() when cancelled); the report is valid
+// either way. It returns ErrSyncRunning if a sync is already in progress.
+func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
+	if !w.running.TryLock() {
+		return Report{}, ErrSyncRunning
+	}
+	defer w.running.Unlock()
+
+	rep = Report{Started: w.opts.Now(), Kinds: map[store.Kind]*KindReport{}}
+	r := &run{report: &rep}
+	r.api = countingAPI{API: w.api, n: &r.calls}
+	defer func() {
+		rep.Duration = w.opts.Now().Sub(rep.Started)
+		rep.Requests = int(r.calls.Load())
+	}()
+
+	if err := w.recoverPending(ctx); err != nil {
+		return rep, fmt.Errorf("recover index: %w", err)
+	}
+	steps := []struct {
+		kind store.Kind
+		fn   func(context.Context, *run, *store.SyncState, *KindReport) error
+	}{
+		{store.KindProject, w.syncProjects},
+		{store.KindWorkPackage, w.syncWorkPackages},
+		{store.KindWikiPage, w.syncWiki},
+		{store.KindMeeting, w.syncMeetings},
+	}
+	for _, s := range steps {
+		kr := &KindReport{}
+		rep.Kinds[s.kind] = kr
+		kr.Err = w.runKind(ctx, r, s.kind, kr, s.fn)
+		if kr.Err != nil && ctx.Err() == nil {
+			w.log.Warn("sync kind failed", "kind", s.kind, "error", kr.Err)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	err = rep.Err()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("sync: %w", context.Cause(ctx))
+	}
+	return rep, err
+}
+
+// runKind wraps one kind's sync with its bookkeeping: LastStarted before,
+// LastFinished, LastSuccess, LastError and ItemsSeen after.
+func (w *Worker) runKind(ctx context.Context, r *run, kind store.Kind, kr *KindReport, fn func(context.Context, *run, *store.SyncState, *KindReport) error) error {
+	st, err := w.st.SyncState(kind)
+	if err != nil {
+		return fmt.Errorf("read sync state: %w", err)
+	}
+	st.Kind = kind
+	st.LastStarted = w.opts.Now()
+	if err := w.saveState(ctx, st); err != nil {
+		return err
+	}
+	runErr := fn(ctx, r, &st, kr)
+	// The final state is written even when ctx is cancelled, so the status
+	// shows the interrupted run; it carries no cursor beyond what fn
+	// already committed.
+	st.LastFinished = w.opts.Now()
+	st.ItemsSeen = kr.Fetched
+	st.Unsupported = kr.Unsupported
+	// Complete follows the store's definition: a full crawl finished and
+	// no later run failed to finish. A failed or cancelled run keeps its
+	// data but says the kind may be stale or partial.
+	if runErr != nil {
+		st.LastError = runErr.Error()
+		st.Complete = false
+	} else {
+		st.LastError = ""
+		st.LastSuccess = st.LastFinished
+		st.Complete = true
+	}
+	if err := w.saveState(context.WithoutCancel(ctx), st); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+func (w *Worker) saveState(ctx context.Context, st store.SyncState) error {
+	if err := w.st.Update(ctx, func(tx *store.WriteTx) error { return tx.SetSyncState(st) }); err != nil {
+		return fmt.Errorf("save sync state: %w", err)
+	}
+	return nil
+}
+
+// pendingKey is the store meta key of the document ids whose index
+// entries may lag the store.
+const pendingKey = "sync.pending_index"
+
+// commit writes one batch so that a crash at any point converges:
+//
+//  1. one store transaction writes the entities and records the ids of
+//     the documents they touch as pending;
+//  2. the index is updated from exactly what was stored;
+//  3. a second transaction clears the pending ids and stores st (the
+//     cursor and other progress), if given.
+//
+// If the process dies after 1, the next Sync re-indexes the pending ids
+// from the store (recoverPending) before it compares anything with the
+// store, so de-duplication against the store never hides a document the
+// index lacks, and the cursor never moves before the index has the data.
+func (w *Worker) commit(ctx context.Context, write func(*store.WriteTx) error, docs []indexer.Document, dels []string, st *store.SyncState) error {
+	touches := len(docs) > 0 || len(dels) > 0
+	// earlier holds ids left pending by a failed commit of this sync;
+	// they stay pending (for the next Sync's recovery) while this commit
+	// only vouches for its own documents.
+	var earlier []byte
+	if touches {
+		pending := make([]string, 0, len(docs)+len(dels))
+		for _, d := range docs {
+			pending = append(pending, d.ID)
+		}
+		pending = append(pending, dels...)
+		if err := w.st.Update(ctx, func(tx *store.WriteTx) error {
+			if write != nil {
+				if err := write(tx); err != nil {
+					return err
+				}
+			}
+			prev, _, err := tx.Meta(pendingKey)
+			if err != nil {
+				return err
+			}
+			all := pending
+			if len(prev) > 0 {
+				earlier = prev
+				var old []string
+				if err := json.Unmarshal(prev, &old); err != nil {
+					return fmt.Errorf("decode pending ids: %w", err)
+				}
+				all = append(old, pending...)
+			}
+			raw, err := json.Marshal(all)
+			if err != nil {
+				return fmt.Errorf("encode pending ids: %w", err)
+			}
+			return tx.SetMeta(pendingKey, raw)
+		}); err != nil {
+			return fmt.Errorf("write store: %w", err)
+		}
+		if len(docs) > 0 {
+			if err := w.idx.Index(ctx, docs...); err != nil {
+				return fmt.Errorf("index documents: %w", err)
+			}
+		}
+		if len(dels) > 0 {
+			if err := w.idx.Delete(ctx, dels...); err != nil {
+				return fmt.Errorf("delete documents: %w", err)
+			}
+		}
+	} else if write != nil {
+		if err := w.st.Update(ctx, write); err != nil {
+			return fmt.Errorf("write store: %w", err)
+		}
+	}
+	if err := w.st.Update(ctx, func(tx *store.WriteTx) error {
+		if touches {
+			if err := tx.SetMeta(pendingKey, earlier); err != nil {
+				return err
+			}
+		}
+		if st != nil {
+			return tx.SetSyncState(*st)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("write sync state: %w", err)
+	}
+	return nil
+}
+
+// recoverPending brings the index entries recorded as pending in line
+// with the store: an interrupted commit left them possibly stale. It needs
+// no API request.
+func (w *Worker) recoverPending(ctx context.Context) error {
+	raw, ok, err := w.st.Meta(pendingKey)
+	if err != nil || !ok || len(raw) == 0 {
+		return err
+	}
+	var ids []string
+	if err := json.Unmarshal(raw, &ids); err != nil {
+		return fmt.Errorf("decode pending ids: %w", err)
+	}
+	var docs []indexer.Document
+	var dels []string
+	err = w.st.View(ctx, func(tx *store.ReadTx) error {
+		for _, id := range ids {
+			doc, found, err := docFromStore(tx, id)
+			if err != nil {
+				return err
+			}
+			if found {
+				docs = append(docs, doc)
+			} else {
+				dels = append(dels, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read pending entities: %w", err)
+	}
+	if len(docs) > 0 {
+		if err := w.idx.Index(ctx, docs...); err != nil {
+			return fmt.Errorf("index documents: %w", err)
+		}
+	}
+	if len(dels) > 0 {
+		if err := w.idx.Delete(ctx, dels...); err != nil {
+			return fmt.Errorf("delete documents: %w", err)
+		}
+	}
+	w.log.Info("re-indexed documents of an interrupted sync", "documents", len(docs), "deleted", len(dels))
+	return w.st.Update(ctx, func(tx *store.WriteTx) error { return tx.SetMeta(pendingKey, nil) })
+}
+
+// docFromStore builds the document of doc id from the store's copy.
+func docFromStore(tx *store.ReadTx, docID string) (indexer.Document, bool, error) {
+	kind, id, ok := indexer.ParseDocID(docID)
+	if !ok {
+		return indexer.Document{}, false, nil
+	}
+	switch kind {
+	case indexer.KindWorkPackage:
+		wp, found, err := tx.WorkPackage(id)
+		if err != nil || !found {
+			return indexer.Document{}, false, err
+		}
+		acts, _, err := tx.Activities(id)
+		if err != nil {
+			return indexer.Document{}, false, err
+		}
+		return indexer.FromWorkPackage(wp, acts), true, nil
+	case indexer.KindWikiPage:
+		p, found, err := tx.WikiPage(id)
+		if err != nil || !found {
+			return indexer.Document{}, false, err
+		}
+		return indexer.FromWikiPage(p), true, nil
+	case indexer.KindMeeting:
+		m, found, err := tx.Meeting(id)
+		if err != nil || !found {
+			return indexer.Document{}, false, err
+		}
+		return indexer.FromMeeting(m), true, nil
+	case indexer.KindProject:
+		p, found, err := tx.Project(id)
+		if err != nil || !found {
+			return indexer.Document{}, false, err
+		}
+		return indexer.FromProject(p), true, nil
+	}
+	return indexer.Document{}, false, nil
+}
+
+// progress reports progress if a callback is set.
+func (w *Worker) progress(kind store.Kind, done, total int) {
+	if w.opts.Progress != nil {
+		w.opts.Progress(kind, done, total)
+	}
+}
+
+// sameJSON reports whether a and b encode identically; it compares
+// entities without update markers (projects, wiki pages on old servers)
+// with their stored copies, which went through JSON themselves.
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// countingAPI counts the calls made through it.
+type countingAPI struct {
+	API
+	n *atomic.Int64
+}
+
+func (c countingAPI) ListProjects(ctx context.Context, o openproject.ListOptions) (openproject.Page[openproject.Project], error) {
+	c.n.Add(1)
+	return c.API.ListProjects(ctx, o)
+}
+
+func (c countingAPI) Project(ctx context.Context, id string) (openproject.Project, error) {
+	c.n.Add(1)
+	return c.API.Project(ctx, id)
+}
+
+func (c countingAPI) ListWorkPackages(ctx context.Context, o openproject.ListOptions) (openproject.Page[openproject.WorkPackage], error) {
+	c.n.Add(1)
+	return c.API.ListWorkPackages(ctx, o)
+}
+
+func (c countingAPI) Activities(ctx context.Context, id int64) ([]openproject.Activity, error) {
+	c.n.Add(1)
+	return c.API.Activities(ctx, id)
+}
+
+func (c countingAPI) WikiPage(ctx context.Context, id int64) (openproject.WikiPage, error) {
+	c.n.Add(1)
+	return c.API.WikiPage(ctx, id)
+}
+
+func (c countingAPI) ListMeetings(ctx context.Context, o openproject.ListOptions) (openproject.Page[openproject.Meeting], error) {
+	c.n.Add(1)
+	return c.API.ListMeetings(ctx, o)
+}
+
+func (c countingAPI) Meeting(ctx context.Context, id int64) (openproject.Meeting, error) {
+	c.n.Add(1)
+	return c.API.Meeting(ctx, id)
+}
+
+func (c countingAPI) AgendaItems(ctx context.Context, id int64) ([]openproject.AgendaItem, error) {
+	c.n.Add(1)
+	return c.API.AgendaItems(ctx, id)
+}

@@ -1,0 +1,323 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/store"
+)
+
+// syncWorkPackages runs one pass over the cursor window, then looks for
+// deletions.
+//
+// The list is sorted by id inside a fixed lower bound (never by
+// updatedAt, which moves while paging). Because items on a later page can
+// have any updatedAt, the cursor cannot advance page by page: it advances
+// to the newest updatedAt seen only when a whole pass finished and the
+// list's total did not change while paging (a shrinking list shifts items
+// across page boundaries and can skip one). An interrupted or drifting
+// pass leaves the cursor where it was; the next sync re-lists the window,
+// and the comparison with the store (id, lockVersion, updatedAt) makes
+// the re-listing cost one list request per page and nothing else.
+func (w *Worker) syncWorkPackages(ctx context.Context, r *run, st *store.SyncState, kr *KindReport) error {
+	passStart := w.opts.Now()
+	full := st.Cursor.IsZero()
+	filters := openproject.Filters{openproject.StatusAll()}
+	if !full {
+		filters = append(filters, openproject.UpdatedBetween(st.Cursor.Add(-w.opts.CursorMargin), time.Time{}))
+	}
+	opts := openproject.ListOptions{
+		Filters:  filters,
+		SortBy:   []openproject.Sort{{Field: "id", Direction: "asc"}},
+		PageSize: w.opts.PageSize,
+	}
+	var (
+		maxSeen  = st.Cursor
+		total    = -1
+		drifted  bool
+		seen     map[int64]bool // full pass only: ids listed, for the deletion diff
+		done     int
+		actFetch int
+	)
+	if full {
+		seen = map[int64]bool{}
+	}
+	err := openproject.EachPage(ctx, opts, r.api.ListWorkPackages, func(p openproject.Page[openproject.WorkPackage]) error {
+		if total >= 0 && p.Total != total {
+			drifted = true
+		}
+		total = p.Total
+		kr.Fetched += len(p.Items)
+		n, err := w.workPackagePage(ctx, r, p.Items, kr, st)
+		actFetch += n
+		if err != nil {
+			return err
+		}
+		for _, wp := range p.Items {
+			if wp.UpdatedAt.After(maxSeen) {
+				maxSeen = wp.UpdatedAt
+			}
+			if seen != nil {
+				seen[wp.ID] = true
+			}
+		}
+		done += len(p.Items)
+		w.progress(store.KindWorkPackage, done, p.Total)
+		return nil
+	})
+	w.activityState(ctx, actFetch, err)
+	if err != nil {
+		return fmt.Errorf("list work packages: %w", err)
+	}
+	st.Complete = true
+	if !drifted {
+		st.Cursor = maxSeen
+	}
+	if full && !drifted {
+		// A full pass is an id listing too: whatever the store holds that
+		// the pass did not list was deleted (or hidden) meanwhile.
+		if err := w.deleteMissingWorkPackages(ctx, r, seen, kr); err != nil {
+			return err
+		}
+		st.LastFullListing = passStart
+	}
+	if err := w.commit(ctx, nil, nil, nil, st); err != nil {
+		return err
+	}
+	return w.reconcileWorkPackages(ctx, r, st, kr)
+}
+
+// workPackagePage stores and indexes the new and changed work packages of
+// one page, with their activities, and returns the number of activity
+// fetches. Unchanged ones (same lockVersion and updatedAt as stored) are
+// skipped: a new comment moves updatedAt without lockVersion, so both are
+// compared.
+func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openproject.WorkPackage, kr *KindReport, st *store.SyncState) (int, error) {
+	var changed []openproject.WorkPackage
+	known := map[int64]bool{}
+	err := w.st.View(ctx, func(tx *store.ReadTx) error {
+		for _, wp := range items {
+			old, found, err := tx.WorkPackage(wp.ID)
+			if err != nil {
+				return err
+			}
+			known[wp.ID] = found
+			if found && old.LockVersion == wp.LockVersion && old.UpdatedAt.Equal(wp.UpdatedAt) {
+				continue
+			}
+			changed = append(changed, wp)
+		}
+		return nil
+	})
+	if err != nil || len(changed) == 0 {
+		return 0, err
+	}
+
+	acts := make([][]openproject.Activity, len(changed))
+	gone := make([]bool, len(changed))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(w.opts.Concurrency)
+	for i, wp := range changed {
+		g.Go(func() error {
+			// Go keeps starting queued functions after a failure.
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			a, err := r.api.Activities(gctx, wp.ID)
+			if errors.Is(err, openproject.ErrNotFound) {
+				gone[i] = true // deleted or hidden since it was listed
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("fetch activities of work package %d: %w", wp.ID, err)
+			}
+			acts[i] = a
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return len(changed), err
+	}
+
+	var docs []indexer.Document
+	var dels []string
+	var puts, deletes int
+	write := func(tx *store.WriteTx) error {
+		for i, wp := range changed {
+			if gone[i] {
+				if known[wp.ID] {
+					if err := tx.Delete(store.KindWorkPackage, wp.ID); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if err := tx.PutWorkPackage(wp); err != nil {
+				return err
+			}
+			if err := tx.PutActivities(wp.ID, acts[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, wp := range changed {
+		switch {
+		case gone[i] && known[wp.ID]:
+			dels = append(dels, indexer.DocID(indexer.KindWorkPackage, wp.ID))
+			deletes++
+		case !gone[i]:
+			docs = append(docs, indexer.FromWorkPackage(wp, acts[i]))
+			puts++
+		}
+	}
+	if err := w.commit(ctx, write, docs, dels, st); err != nil {
+		return len(changed), err
+	}
+	kr.Updated += puts
+	kr.Deleted += deletes
+	return len(changed), nil
+}
+
+// activityState records the activities' own sync state, which follows
+// the work packages: activities are fetched only for work packages whose
+// updatedAt or lockVersion moved.
+func (w *Worker) activityState(ctx context.Context, fetched int, runErr error) {
+	st, err := w.st.SyncState(store.KindActivity)
+	if err != nil {
+		return
+	}
+	now := w.opts.Now()
+	st.Kind = store.KindActivity
+	if st.LastStarted.IsZero() || runErr == nil {
+		st.LastStarted = now
+	}
+	st.LastFinished = now
+	st.ItemsSeen = fetched
+	if runErr != nil {
+		st.LastError, st.Complete = runErr.Error(), false
+	} else {
+		st.LastError, st.LastSuccess, st.Complete = "", now, true
+	}
+	_ = w.saveState(context.WithoutCancel(ctx), st)
+}
+
+// reconcileWorkPackages finds deleted (or no longer visible) work
+// packages. Every sync compares the server's total with the store's count
+// (one request with pageSize 1); only when they differ, or every
+// FullListingEvery, it lists all ids (select=total,elements/id) and diffs
+// them with the store.
+func (w *Worker) reconcileWorkPackages(ctx context.Context, r *run, st *store.SyncState, kr *KindReport) error {
+	idOnly := []string{"total", "elements/id"}
+	if w.opts.Now().Sub(st.LastFullListing) < w.opts.FullListingEvery {
+		p, err := r.api.ListWorkPackages(ctx, openproject.ListOptions{
+			Filters: openproject.Filters{openproject.StatusAll()}, Select: idOnly, PageSize: 1,
+		})
+		if err != nil {
+			return fmt.Errorf("count work packages: %w", err)
+		}
+		n, err := w.st.Count(store.KindWorkPackage)
+		if err != nil {
+			return fmt.Errorf("count stored work packages: %w", err)
+		}
+		if p.Total == n {
+			return nil
+		}
+		w.log.Debug("work package count differs, listing ids", "server", p.Total, "store", n)
+	}
+	started := w.opts.Now()
+	listed := map[int64]bool{}
+	err := openproject.EachPage(ctx, openproject.ListOptions{
+		Filters:  openproject.Filters{openproject.StatusAll()},
+		SortBy:   []openproject.Sort{{Field: "id", Direction: "asc"}},
+		Select:   idOnly,
+		PageSize: w.opts.PageSize,
+	}, r.api.ListWorkPackages, func(p openproject.Page[openproject.WorkPackage]) error {
+		for _, wp := range p.Items {
+			listed[wp.ID] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list work package ids: %w", err)
+	}
+	if err := w.deleteMissingWorkPackages(ctx, r, listed, kr); err != nil {
+		return err
+	}
+	st.LastFullListing = started
+	return w.commit(ctx, nil, nil, nil, st)
+}
+
+// verifyChunk bounds the ids per verification request, keeping the URL
+// short.
+const verifyChunk = 100
+
+// deleteMissingWorkPackages deletes stored work packages absent from
+// listed. Offset paging over a shrinking list can skip an item, so each
+// candidate is confirmed first with an id-filtered listing (one request
+// per verifyChunk candidates): only ids the server no longer returns are
+// deleted.
+func (w *Worker) deleteMissingWorkPackages(ctx context.Context, r *run, listed map[int64]bool, kr *KindReport) error {
+	stored, err := w.st.IDs(store.KindWorkPackage)
+	if err != nil {
+		return fmt.Errorf("read work package ids: %w", err)
+	}
+	var cand []int64
+	for _, id := range stored {
+		if !listed[id] {
+			cand = append(cand, id)
+		}
+	}
+	for len(cand) > 0 {
+		chunk := cand[:min(len(cand), verifyChunk)]
+		cand = cand[len(chunk):]
+		still := map[int64]bool{}
+		p, err := r.api.ListWorkPackages(ctx, openproject.ListOptions{
+			Filters:  openproject.Filters{openproject.StatusAll(), openproject.IDs(chunk...)},
+			Select:   []string{"total", "elements/id"},
+			PageSize: len(chunk),
+		})
+		if err != nil {
+			return fmt.Errorf("verify work package deletions: %w", err)
+		}
+		for _, wp := range p.Items {
+			still[wp.ID] = true
+		}
+		var gone []int64
+		for _, id := range chunk {
+			if !still[id] {
+				gone = append(gone, id)
+			}
+		}
+		if err := w.deleteIDs(ctx, store.KindWorkPackage, indexer.KindWorkPackage, gone); err != nil {
+			return err
+		}
+		kr.Deleted += len(gone)
+	}
+	return nil
+}
+
+// deleteIDs removes entities from store and index in one commit.
+func (w *Worker) deleteIDs(ctx context.Context, kind store.Kind, dk indexer.Kind, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	dels := make([]string, len(ids))
+	for i, id := range ids {
+		dels[i] = indexer.DocID(dk, id)
+	}
+	return w.commit(ctx, func(tx *store.WriteTx) error {
+		for _, id := range ids {
+			if err := tx.Delete(kind, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil, dels, nil)
+}
