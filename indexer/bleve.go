@@ -1,0 +1,641 @@
+package indexer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// MappingVersion identifies the index mapping and analysis. Bump it whenever
+// a field, analyzer or token filter changes: an index built with another
+// version is reported by NeedsRebuild and rebuilt from the store.
+const MappingVersion = 1
+
+// metaFile is the small file, inside the index directory, that records the
+// mapping version a complete build used. Rebuild writes it last, so a
+// missing file means the index was never (completely) built.
+const metaFile = "opsearch_meta.json"
+
+// batchSize is the number of documents per bleve batch: measured 500-1000
+// is the sweet spot (smaller is slower, larger holds more analysed text in
+// memory without getting faster).
+const batchSize = 1000
+
+// rebuildWorkers is the number of batches a Rebuild applies concurrently.
+const rebuildWorkers = 2
+
+// ErrLocked reports that another process (or another Open in this one)
+// holds the index.
+var ErrLocked = errors.New("index locked by another opener")
+
+// ErrClosed reports use of a closed index.
+var ErrClosed = errors.New("index closed")
+
+// Options configure Open.
+type Options struct {
+	// LockTimeout is how long Open waits for another opener's lock before
+	// failing with ErrLocked. Default 1s.
+	LockTimeout time.Duration
+}
+
+// Bleve is the bleve (scorch, on disk) implementation of Index. Searches,
+// writes and a Rebuild may run concurrently; Rebuild swaps the new index in
+// under a short write lock, so a search always sees an open index.
+type Bleve struct {
+	dir     string
+	opts    Options
+	mapping *mapping.IndexMappingImpl
+
+	// rebuildMu serialises Rebuild calls.
+	rebuildMu sync.Mutex
+
+	mu       sync.RWMutex
+	idx      bleve.Index // nil once closed
+	building bleve.Index // the index a Rebuild is filling, or nil
+	needs    bool
+	reason   string
+}
+
+var _ Index = (*Bleve)(nil)
+
+type meta struct {
+	MappingVersion int       `json:"mappingVersion"`
+	BuiltAt        time.Time `json:"builtAt"`
+}
+
+// Open opens the index in dir, creating it when missing. A damaged index
+// (one bleve cannot open) is moved aside and deleted, and a fresh one is
+// created; NeedsRebuild then reports why the caller should refill it. An
+// index held by another opener fails with ErrLocked after opts.LockTimeout.
+func Open(dir string, opts Options) (*Bleve, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = time.Second
+	}
+	m, err := newMapping()
+	if err != nil {
+		return nil, fmt.Errorf("build mapping: %w", err)
+	}
+	b := &Bleve{dir: dir, opts: opts, mapping: m}
+
+	idx, openErr := b.openDir(dir)
+	switch {
+	case openErr == nil:
+		b.idx = idx
+	case errors.Is(openErr, ErrLocked):
+		return nil, openErr
+	case errors.Is(openErr, fs.ErrNotExist):
+		if idx, err = b.create(dir); err != nil {
+			return nil, err
+		}
+		b.idx = idx
+		b.needs, b.reason = true, "missing: new index"
+		return b, nil
+	default:
+		// Damaged: keep nothing of it; the store has the data.
+		aside := fmt.Sprintf("%s.damaged-%d", dir, time.Now().UnixNano())
+		if err := os.Rename(dir, aside); err != nil {
+			return nil, fmt.Errorf("move damaged index aside: %w", err)
+		}
+		if err := os.RemoveAll(aside); err != nil {
+			return nil, fmt.Errorf("remove damaged index: %w", err)
+		}
+		if idx, err = b.create(dir); err != nil {
+			return nil, err
+		}
+		b.idx = idx
+		b.needs, b.reason = true, "damaged: "+openErr.Error()
+		return b, nil
+	}
+
+	md, err := readMeta(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		b.needs, b.reason = true, "missing: no "+metaFile+" (index never completely built)"
+	case err != nil:
+		b.needs, b.reason = true, "damaged: "+err.Error()
+	case md.MappingVersion != MappingVersion:
+		b.needs, b.reason = true, fmt.Sprintf("mapping version %d, want %d", md.MappingVersion, MappingVersion)
+	}
+	return b, nil
+}
+
+// openDir opens an existing index. It returns an fs.ErrNotExist error when
+// dir holds no index (missing or empty directory), ErrLocked when the lock
+// is held, and any other error when the index is damaged.
+func (b *Bleve) openDir(dir string) (bleve.Index, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(entries) == 0) {
+		return nil, fmt.Errorf("open index %s: %w", dir, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read index dir: %w", err)
+	}
+	idx, err := bleve.OpenUsing(dir, map[string]any{"bolt_timeout": b.opts.LockTimeout.String()})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) || strings.Contains(err.Error(), berrors.ErrTimeout.Error()) {
+			return nil, fmt.Errorf("open index %s: %w", dir, ErrLocked)
+		}
+		// Not fs.ErrNotExist even if bleve says "file not found": a
+		// directory with files but no usable index is damaged.
+		return nil, fmt.Errorf("open index: %s", err.Error())
+	}
+	return idx, nil
+}
+
+// create makes a new, empty scorch index in dir (which must not hold one).
+func (b *Bleve) create(dir string) (bleve.Index, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("clear index dir: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("create index parent: %w", err)
+	}
+	idx, err := bleve.NewUsing(dir, b.mapping, scorch.Name, scorch.Name,
+		map[string]any{"bolt_timeout": b.opts.LockTimeout.String()})
+	if err != nil {
+		return nil, fmt.Errorf("create index: %w", err)
+	}
+	return idx, nil
+}
+
+func readMeta(dir string) (meta, error) {
+	var m meta
+	data, err := os.ReadFile(filepath.Join(dir, metaFile))
+	if err != nil {
+		return m, fmt.Errorf("read index meta: %w", err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("decode index meta: %w", err)
+	}
+	return m, nil
+}
+
+// writeMeta records a complete build atomically (temp file + rename).
+func writeMeta(dir string, m meta) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode index meta: %w", err)
+	}
+	tmp := filepath.Join(dir, metaFile+".tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write index meta: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, metaFile)); err != nil {
+		return fmt.Errorf("rename index meta: %w", err)
+	}
+	return nil
+}
+
+// NeedsRebuild reports whether the index should be rebuilt from the store,
+// and why: "missing: ..." (new index or never completely built),
+// "damaged: ..." (Open replaced an unreadable index), or a mapping version
+// mismatch. A successful Rebuild clears it. A document count that disagrees
+// with the store is the caller's to detect (see Count).
+func (b *Bleve) NeedsRebuild() (bool, string) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.needs, b.reason
+}
+
+// Dir returns the index directory.
+func (b *Bleve) Dir() string { return b.dir }
+
+// Rebuild builds a new index from scratch in a sibling directory while the
+// current one keeps serving, then swaps it in. fill is called once and must
+// pass every document to add (in slices of any size; add batches them);
+// writes made through Index and Delete during the rebuild go to both
+// indexes, so none is lost by the swap. On error or cancellation the new
+// index is discarded and the old one stays. The meta file (mapping version)
+// is written last, after the swap.
+func (b *Bleve) Rebuild(ctx context.Context, fill func(add func(docs ...Document) error) error) error {
+	b.rebuildMu.Lock()
+	defer b.rebuildMu.Unlock()
+
+	tmp := fmt.Sprintf("%s.rebuild-%d", b.dir, time.Now().UnixNano())
+	nidx, err := b.create(tmp)
+	if err != nil {
+		return err
+	}
+	discard := func() {
+		b.mu.Lock()
+		b.building = nil
+		b.mu.Unlock()
+		_ = nidx.Close()
+		_ = os.RemoveAll(tmp)
+	}
+	b.mu.Lock()
+	if b.idx == nil {
+		b.mu.Unlock()
+		_ = nidx.Close()
+		_ = os.RemoveAll(tmp)
+		return ErrClosed
+	}
+	b.building = nidx
+	b.mu.Unlock()
+
+	// Batches are mapped in add (so the caller may reuse its slices) and
+	// applied by two workers: a batch waits for its segment to be persisted,
+	// and overlapping two keeps both cores busy (measured ~1.2 → ~1.9 cores).
+	batches := make(chan *bleve.Batch, rebuildWorkers)
+	var wg sync.WaitGroup
+	var errOnce sync.Once
+	var workErr error
+	failed := make(chan struct{})
+	fail := func(err error) {
+		errOnce.Do(func() { workErr = err; close(failed) })
+	}
+	for range rebuildWorkers {
+		wg.Go(func() {
+			for batch := range batches {
+				if err := nidx.Batch(batch); err != nil {
+					fail(fmt.Errorf("index batch: %w", err))
+				}
+			}
+		})
+	}
+	add := func(docs ...Document) error {
+		for len(docs) > 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n := min(len(docs), batchSize)
+			batch := nidx.NewBatch()
+			for _, d := range docs[:n] {
+				if d.ID == "" {
+					return errors.New("index document: empty id")
+				}
+				if err := batch.Index(d.ID, toBleveDoc(d)); err != nil {
+					return fmt.Errorf("index document %s: %w", d.ID, err)
+				}
+			}
+			select {
+			case batches <- batch:
+			case <-failed:
+				return workErr
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			docs = docs[n:]
+		}
+		return nil
+	}
+	err = fill(add)
+	close(batches)
+	wg.Wait()
+	if err == nil {
+		err = workErr
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		discard()
+		return fmt.Errorf("fill index: %w", err)
+	}
+	// Merge the new index into one segment before it serves: searches
+	// look every term up per segment, and at 100k work packages a fresh
+	// build (~14 segments) answered at p50 7 ms versus 4.7 ms merged. The
+	// merge costs ~7 s there, off the serving path. A failed merge only
+	// costs speed, so only cancellation aborts.
+	if adv, err := nidx.Advanced(); err == nil {
+		if s, ok := adv.(*scorch.Scorch); ok {
+			if err := s.ForceMerge(ctx, nil); err != nil && ctx.Err() != nil {
+				discard()
+				return fmt.Errorf("merge index: %w", ctx.Err())
+			}
+		}
+	}
+	if err := b.swap(nidx, tmp); err != nil {
+		return err
+	}
+	return nil
+}
+
+// swap replaces the live index with the freshly built one in tmp. It holds
+// the write lock throughout, so searches wait a few milliseconds instead of
+// hitting a closed index.
+func (b *Bleve) swap(nidx bleve.Index, tmp string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.building = nil
+	if b.idx == nil {
+		_ = nidx.Close()
+		_ = os.RemoveAll(tmp)
+		return ErrClosed
+	}
+	if err := nidx.Close(); err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("close new index: %w", err)
+	}
+	old := b.idx
+	if err := old.Close(); err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("close old index: %w", err)
+	}
+	aside := fmt.Sprintf("%s.old-%d", b.dir, time.Now().UnixNano())
+	reopenOld := func(cause error) error {
+		if idx, err := b.openDir(b.dir); err == nil {
+			b.idx = idx
+		} else {
+			b.idx = nil
+		}
+		_ = os.RemoveAll(tmp)
+		return cause
+	}
+	if err := os.Rename(b.dir, aside); err != nil {
+		return reopenOld(fmt.Errorf("move old index aside: %w", err))
+	}
+	if err := os.Rename(tmp, b.dir); err != nil {
+		_ = os.Rename(aside, b.dir)
+		return reopenOld(fmt.Errorf("move new index into place: %w", err))
+	}
+	idx, err := b.openDir(b.dir)
+	if err != nil {
+		_ = os.Rename(b.dir, tmp)
+		_ = os.Rename(aside, b.dir)
+		return reopenOld(fmt.Errorf("reopen new index: %w", err))
+	}
+	b.idx = idx
+	_ = os.RemoveAll(aside)
+	if err := writeMeta(b.dir, meta{MappingVersion: MappingVersion, BuiltAt: time.Now().UTC()}); err != nil {
+		b.needs, b.reason = true, "missing: "+err.Error()
+		return err
+	}
+	b.needs, b.reason = false, ""
+	return nil
+}
+
+// indexBatches indexes docs in batches of batchSize.
+func indexBatches(ctx context.Context, idx bleve.Index, docs []Document) error {
+	for len(docs) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(len(docs), batchSize)
+		batch := idx.NewBatch()
+		for _, d := range docs[:n] {
+			if d.ID == "" {
+				return errors.New("index document: empty id")
+			}
+			if err := batch.Index(d.ID, toBleveDoc(d)); err != nil {
+				return fmt.Errorf("index document %s: %w", d.ID, err)
+			}
+		}
+		if err := idx.Batch(batch); err != nil {
+			return fmt.Errorf("index batch: %w", err)
+		}
+		docs = docs[n:]
+	}
+	return nil
+}
+
+// Index adds or replaces documents. Slices over 1000 documents are split
+// into batches of 1000, each atomic. During a Rebuild the documents also go
+// to the index being built.
+func (b *Bleve) Index(ctx context.Context, docs ...Document) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.idx == nil {
+		return ErrClosed
+	}
+	if err := indexBatches(ctx, b.idx, docs); err != nil {
+		return err
+	}
+	if b.building != nil {
+		return indexBatches(ctx, b.building, docs)
+	}
+	return nil
+}
+
+// Delete removes documents by id; unknown ids are ignored.
+func (b *Bleve) Delete(ctx context.Context, ids ...string) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.idx == nil {
+		return ErrClosed
+	}
+	for _, idx := range []bleve.Index{b.idx, b.building} {
+		if idx == nil {
+			continue
+		}
+		for rest := ids; len(rest) > 0; {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n := min(len(rest), batchSize)
+			batch := idx.NewBatch()
+			for _, id := range rest[:n] {
+				batch.Delete(id)
+			}
+			if err := idx.Batch(batch); err != nil {
+				return fmt.Errorf("delete batch: %w", err)
+			}
+			rest = rest[n:]
+		}
+	}
+	return nil
+}
+
+// Count returns the number of documents per kind (every kind present, zero
+// included).
+func (b *Bleve) Count(ctx context.Context) (map[Kind]uint64, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.idx == nil {
+		return nil, ErrClosed
+	}
+	out := make(map[Kind]uint64, 4)
+	for _, k := range Kinds() {
+		q := bleve.NewTermQuery(string(k))
+		q.SetField(fieldKind)
+		req := bleve.NewSearchRequestOptions(q, 0, 0, false)
+		res, err := b.idx.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("count %s: %w", k, err)
+		}
+		out[k] = res.Total
+	}
+	return out, nil
+}
+
+// Close releases the index; it is safe to call twice.
+func (b *Bleve) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.idx == nil {
+		return nil
+	}
+	err := b.idx.Close()
+	b.idx = nil
+	if err != nil {
+		return fmt.Errorf("close index: %w", err)
+	}
+	return nil
+}
+
+// Search runs a query; see buildRequest for how options become a bleve
+// query.
+func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.idx == nil {
+		return Result{}, ErrClosed
+	}
+	req := b.buildRequest(b.idx, opts)
+	res, err := b.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return Result{}, fmt.Errorf("search index: %w", err)
+	}
+	out := Result{Total: res.Total, Took: res.Took, Hits: make([]Hit, 0, len(res.Hits))}
+	for _, h := range res.Hits {
+		kind, id, _ := ParseDocID(h.ID)
+		out.Hits = append(out.Hits, Hit{ID: h.ID, Kind: kind, EntityID: id, Score: h.Score, Fragments: h.Fragments})
+	}
+	return out, nil
+}
+
+// Index field names.
+const (
+	fieldKind        = "kind"
+	fieldProjectID   = "project_id"
+	fieldClosed      = "closed"
+	fieldType        = "type"
+	fieldStatus      = "status"
+	fieldAssigneeID  = "assignee_id"
+	fieldUpdated     = "updated"
+	fieldTitle       = "title"
+	fieldBody        = "body"
+	fieldComments    = "comments"
+	fieldAgenda      = "agenda"
+	fieldPeople      = "people"
+	fieldLocation    = "location"
+	fieldProjectName = "project_name"
+	fieldIdents      = "identifiers"
+)
+
+// bleveDoc is what bleve indexes: Document flattened to the mapped fields.
+// Kind and entity id come back from the document id, so nothing but the
+// highlighted text fields is stored.
+type bleveDoc struct {
+	Kind        string    `json:"kind"`
+	ProjectID   string    `json:"project_id,omitempty"`
+	Closed      bool      `json:"closed"`
+	Type        string    `json:"type,omitempty"`
+	Status      string    `json:"status,omitempty"`
+	AssigneeID  string    `json:"assignee_id,omitempty"`
+	Updated     time.Time `json:"updated,omitzero"`
+	Title       string    `json:"title"`
+	Body        string    `json:"body,omitempty"`
+	Comments    []string  `json:"comments,omitempty"`
+	Agenda      []string  `json:"agenda,omitempty"`
+	People      []string  `json:"people,omitempty"`
+	Location    string    `json:"location,omitempty"`
+	ProjectName string    `json:"project_name,omitempty"`
+	Identifiers []string  `json:"identifiers,omitempty"`
+}
+
+// docType is the one bleve document type.
+const docType = "doc"
+
+// BleveType tells bleve the document type. Without it bleve looks the type
+// field up by Go field name and silently maps structs to the default type.
+func (bleveDoc) BleveType() string { return docType }
+
+func toBleveDoc(d Document) bleveDoc {
+	bd := bleveDoc{
+		Kind: string(d.Kind), Closed: d.Closed, Type: d.Type, Status: d.Status,
+		Updated: d.UpdatedAt, Title: d.Title, Body: d.Body, Comments: d.Comments,
+		Location: d.Location, ProjectName: d.ProjectName, Identifiers: d.Identifiers,
+	}
+	if d.ProjectID != 0 {
+		bd.ProjectID = strconv.FormatInt(d.ProjectID, 10)
+	}
+	if d.AssigneeID != 0 {
+		bd.AssigneeID = strconv.FormatInt(d.AssigneeID, 10)
+	}
+	for _, a := range d.Agenda {
+		if a.Title != "" {
+			bd.Agenda = append(bd.Agenda, a.Title)
+		}
+		if a.Notes != "" {
+			bd.Agenda = append(bd.Agenda, a.Notes)
+		}
+		bd.Agenda = append(bd.Agenda, a.Outcomes...)
+	}
+	seen := map[string]bool{}
+	for _, p := range append([]string{d.Author, d.Assignee}, d.Participants...) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			bd.People = append(bd.People, p)
+		}
+	}
+	return bd
+}
+
+// newMapping builds the index mapping. Prose fields hold words as written
+// and stemmed (analyzerText), stored and with term vectors for phrases and
+// highlights; names, location and project name are unstemmed.
+func newMapping() (*mapping.IndexMappingImpl, error) {
+	im := bleve.NewIndexMapping()
+	if err := addAnalyzers(im); err != nil {
+		return nil, err
+	}
+	im.DefaultAnalyzer = analyzerText
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+
+	text := func(name, analyzer string, store, vectors bool) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Name = name
+		f.Analyzer = analyzer
+		f.Store = store
+		f.IncludeTermVectors = vectors
+		f.IncludeInAll = false
+		f.DocValues = false
+		return f
+	}
+	dm := bleve.NewDocumentStaticMapping()
+	dm.AddFieldMappingsAt(fieldKind, text(fieldKind, analyzerKeyword, false, false))
+	dm.AddFieldMappingsAt(fieldProjectID, text(fieldProjectID, analyzerKeyword, false, false))
+	dm.AddFieldMappingsAt(fieldType, text(fieldType, analyzerKeyword, false, false))
+	dm.AddFieldMappingsAt(fieldStatus, text(fieldStatus, analyzerKeyword, false, false))
+	dm.AddFieldMappingsAt(fieldAssigneeID, text(fieldAssigneeID, analyzerKeyword, false, false))
+	closed := bleve.NewBooleanFieldMapping()
+	closed.Store, closed.IncludeInAll, closed.DocValues = false, false, false
+	dm.AddFieldMappingsAt(fieldClosed, closed)
+	updated := bleve.NewDateTimeFieldMapping()
+	updated.Store, updated.IncludeInAll = false, false
+	updated.DocValues = true // sort by updated
+	dm.AddFieldMappingsAt(fieldUpdated, updated)
+
+	dm.AddFieldMappingsAt(fieldTitle, text(fieldTitle, analyzerText, true, true))
+	dm.AddFieldMappingsAt(fieldBody, text(fieldBody, analyzerText, true, true))
+	dm.AddFieldMappingsAt(fieldComments, text(fieldComments, analyzerText, true, true))
+	dm.AddFieldMappingsAt(fieldAgenda, text(fieldAgenda, analyzerText, true, true))
+	dm.AddFieldMappingsAt(fieldPeople, text(fieldPeople, analyzerExact, false, true))
+	dm.AddFieldMappingsAt(fieldLocation, text(fieldLocation, analyzerExact, false, true))
+	dm.AddFieldMappingsAt(fieldProjectName, text(fieldProjectName, analyzerExact, false, true))
+	dm.AddFieldMappingsAt(fieldIdents, text(fieldIdents, analyzerIdent, false, false))
+
+	im.AddDocumentMapping(docType, dm)
+	im.DefaultMapping = dm
+	im.DefaultType = docType
+	if err := im.Validate(); err != nil {
+		return nil, fmt.Errorf("validate mapping: %w", err)
+	}
+	return im, nil
+}
