@@ -39,8 +39,21 @@
 // # Cost of a sync without changes
 //
 // Options.UnchangedSyncRequests: UnchangedSyncBaseRequests (4) plus
-// WikiRecheck plus WikiMissRun, 49 with the defaults, whatever the corpus
-// size. The id-only work package listing (one request per 1000 work
-// packages) runs hourly or when the count differs, the full wiki probe
-// daily.
+// WikiRecheck plus WikiMissRun, 24 with the defaults (10 and 10), whatever
+// the corpus size. The id-only work package listing (one request per 1000
+// work packages) runs hourly or when the count differs, the full wiki
+// probe daily.
+//
+// # Opening a user
+//
+// OpenUser resolves the user behind an API key (/users/me), opens their
+// store and bleve index under store.UserDir, records or checks the
+// store's identity and returns a User with a Worker. OpenLocal opens the
+// same files for offline commands without any API request. Both recover an
+// interrupted commit and compare the index with the store (NeedsRebuild,
+// then per-kind document counts); a mismatch rebuilds the index from the
+// store alone (RebuildIndex), in the background for OpenUser (syncs wait
+// for it, searches keep using the old index) and before returning for
+// OpenLocal. The crawl, the recovery and the rebuild build documents with
+// the same per-kind functions (docs.go).
 package sync

@@ -17,9 +17,9 @@ import (
 	"github.com/opsearch/opsearch/store"
 )
 
-// memIndex is a stand-in for the bleve index, which is being written
-// concurrently: it records the documents by id. An end-to-end test with
-// the real index comes when indexer's bleve implementation lands.
+// memIndex is a fast stand-in for the bleve index: it records the
+// documents by id, so tests can compare them field by field. The
+// acceptance cases also run against the real index in e2e_test.go.
 type memIndex struct {
 	mu   gosync.Mutex
 	docs map[string]indexer.Document

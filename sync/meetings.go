@@ -51,10 +51,7 @@ func (w *Worker) syncProjects(ctx context.Context, r *run, st *store.SyncState, 
 	if err != nil {
 		return fmt.Errorf("read projects: %w", err)
 	}
-	docs := make([]indexer.Document, len(puts))
-	for i, p := range puts {
-		docs[i] = indexer.FromProject(p)
-	}
+	docs := projectDocs(puts)
 	st.Complete = true
 	if err := w.commit(ctx, func(tx *store.WriteTx) error {
 		for _, p := range puts {
@@ -208,16 +205,17 @@ func (w *Worker) meetingPage(ctx context.Context, r *run, items []openproject.Me
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	var docs []indexer.Document
+	var kept []openproject.Meeting
 	var dels []string
 	for i, m := range changed {
 		switch {
 		case gone[i] && known[m.ID]:
 			dels = append(dels, indexer.DocID(indexer.KindMeeting, m.ID))
 		case !gone[i]:
-			docs = append(docs, indexer.FromMeeting(m))
+			kept = append(kept, m)
 		}
 	}
+	docs := meetingDocs(kept)
 	err = w.commit(ctx, func(tx *store.WriteTx) error {
 		for i, m := range changed {
 			if gone[i] {

@@ -135,10 +135,7 @@ func (w *Worker) applyWiki(ctx context.Context, ids []int64, res []wikiResult, s
 			}
 		}
 	}
-	docs := make([]indexer.Document, len(puts))
-	for i, p := range puts {
-		docs[i] = indexer.FromWikiPage(p)
-	}
+	docs := wikiDocs(puts)
 	dels := make([]string, len(gone))
 	for i, id := range gone {
 		dels[i] = indexer.DocID(indexer.KindWikiPage, id)

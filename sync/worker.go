@@ -41,8 +41,10 @@ var (
 )
 
 // ErrSyncRunning is returned by Sync when another sync of the same worker
-// is in progress. A second sync right behind the first would find nothing
-// new, so callers skip instead of queueing.
+// is in progress, or the user's index is being rebuilt from the store (a
+// commit during the rebuild could leave a stale copy in the new index). A
+// second sync right behind the first would find nothing new, so callers
+// skip instead of queueing.
 var ErrSyncRunning = errors.New("sync already running")
 
 // Defaults of Options.
@@ -50,9 +52,9 @@ const (
 	DefaultPageSize           = 1000
 	DefaultConcurrency        = 4
 	DefaultCursorMargin       = 2 * time.Minute
-	DefaultWikiMissRun        = 25
+	DefaultWikiMissRun        = 10
 	DefaultWikiDeepMissRun    = 1000
-	DefaultWikiRecheck        = 20
+	DefaultWikiRecheck        = 10
 	DefaultFullListingEvery   = time.Hour
 	DefaultWikiFullProbeEvery = 24 * time.Hour
 )
@@ -72,7 +74,10 @@ type Options struct {
 	// WikiMissRun is the number of consecutive missing ids past the
 	// highest known wiki page after which an incremental sync stops
 	// probing. Ids are global, so pages in projects the user cannot see
-	// also count as misses.
+	// also count as misses: a page created after more than WikiMissRun
+	// invisible ones is found by the next full probe (daily), not at once.
+	// The default, 10, trades that window for a cheaper sync (each miss is
+	// a request, every sync).
 	WikiMissRun int
 	// WikiDeepMissRun is the miss run of a full wiki probe (the first sync,
 	// then every WikiFullProbeEvery). It must span the largest id gap the
@@ -82,6 +87,9 @@ type Options struct {
 	// WikiRecheck is how many known wiki pages each incremental sync
 	// re-fetches, round-robin: wiki pages have no updatedAt on most
 	// servers, so re-reading is the only way to see edits and deletions.
+	// With the default, 10, an edit to one of N known pages shows within
+	// N/10 syncs (30 syncs, an hour at the default schedule, for 300
+	// pages), and the daily full probe re-reads them all anyway.
 	WikiRecheck int
 	// FullListingEvery is how often an id-only listing of all work
 	// packages is diffed against the store to find deletions that a count
@@ -140,7 +148,7 @@ const UnchangedSyncBaseRequests = 4
 // UnchangedSyncRequests is the upper bound of API requests of a sync in
 // which nothing changed, independent of the corpus size: the base
 // requests, WikiRecheck known wiki pages and WikiMissRun probes past the
-// highest wiki id. It assumes at most PageSize projects and meetings and
+// highest wiki id (24 with the defaults). It assumes at most PageSize projects and meetings and
 // at most PageSize work packages changed within CursorMargin of the
 // newest; it excludes the first Capabilities probe of a client (2
 // requests, cached afterwards) and the periodic id-only work package
@@ -229,7 +237,7 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 		rep.Requests = int(r.calls.Load())
 	}()
 
-	if err := w.recoverPending(ctx); err != nil {
+	if err := recoverPending(ctx, w.st, w.idx, w.log); err != nil {
 		return rep, fmt.Errorf("recover index: %w", err)
 	}
 	steps := []struct {
@@ -386,90 +394,6 @@ func (w *Worker) commit(ctx context.Context, write func(*store.WriteTx) error, d
 		return fmt.Errorf("write sync state: %w", err)
 	}
 	return nil
-}
-
-// recoverPending brings the index entries recorded as pending in line
-// with the store: an interrupted commit left them possibly stale. It needs
-// no API request.
-func (w *Worker) recoverPending(ctx context.Context) error {
-	raw, ok, err := w.st.Meta(pendingKey)
-	if err != nil || !ok || len(raw) == 0 {
-		return err
-	}
-	var ids []string
-	if err := json.Unmarshal(raw, &ids); err != nil {
-		return fmt.Errorf("decode pending ids: %w", err)
-	}
-	var docs []indexer.Document
-	var dels []string
-	err = w.st.View(ctx, func(tx *store.ReadTx) error {
-		for _, id := range ids {
-			doc, found, err := docFromStore(tx, id)
-			if err != nil {
-				return err
-			}
-			if found {
-				docs = append(docs, doc)
-			} else {
-				dels = append(dels, id)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("read pending entities: %w", err)
-	}
-	if len(docs) > 0 {
-		if err := w.idx.Index(ctx, docs...); err != nil {
-			return fmt.Errorf("index documents: %w", err)
-		}
-	}
-	if len(dels) > 0 {
-		if err := w.idx.Delete(ctx, dels...); err != nil {
-			return fmt.Errorf("delete documents: %w", err)
-		}
-	}
-	w.log.Info("re-indexed documents of an interrupted sync", "documents", len(docs), "deleted", len(dels))
-	return w.st.Update(ctx, func(tx *store.WriteTx) error { return tx.SetMeta(pendingKey, nil) })
-}
-
-// docFromStore builds the document of doc id from the store's copy.
-func docFromStore(tx *store.ReadTx, docID string) (indexer.Document, bool, error) {
-	kind, id, ok := indexer.ParseDocID(docID)
-	if !ok {
-		return indexer.Document{}, false, nil
-	}
-	switch kind {
-	case indexer.KindWorkPackage:
-		wp, found, err := tx.WorkPackage(id)
-		if err != nil || !found {
-			return indexer.Document{}, false, err
-		}
-		acts, _, err := tx.Activities(id)
-		if err != nil {
-			return indexer.Document{}, false, err
-		}
-		return indexer.FromWorkPackage(wp, acts), true, nil
-	case indexer.KindWikiPage:
-		p, found, err := tx.WikiPage(id)
-		if err != nil || !found {
-			return indexer.Document{}, false, err
-		}
-		return indexer.FromWikiPage(p), true, nil
-	case indexer.KindMeeting:
-		m, found, err := tx.Meeting(id)
-		if err != nil || !found {
-			return indexer.Document{}, false, err
-		}
-		return indexer.FromMeeting(m), true, nil
-	case indexer.KindProject:
-		p, found, err := tx.Project(id)
-		if err != nil || !found {
-			return indexer.Document{}, false, err
-		}
-		return indexer.FromProject(p), true, nil
-	}
-	return indexer.Document{}, false, nil
 }
 
 // progress reports progress if a callback is set.

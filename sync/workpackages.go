@@ -173,7 +173,7 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 			dels = append(dels, indexer.DocID(indexer.KindWorkPackage, wp.ID))
 			deletes++
 		case !gone[i]:
-			docs = append(docs, indexer.FromWorkPackage(wp, acts[i]))
+			docs = append(docs, workPackageDoc(wp, acts[i]))
 			puts++
 		}
 	}

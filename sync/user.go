@@ -1,0 +1,529 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	gosync "sync"
+	"time"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/store"
+)
+
+// IndexDirName is the index directory inside a user directory, next to
+// the store file.
+const IndexDirName = "index"
+
+// UserAPI is what OpenUser needs from the client besides what the worker
+// uses: who the key belongs to, and which instance it talks to. It is a
+// separate interface so stand-ins for the worker's API need not grow.
+type UserAPI interface {
+	API
+	Me(ctx context.Context) (openproject.User, error)
+	BaseURL() string
+}
+
+var _ UserAPI = (*openproject.Client)(nil)
+
+// ErrLocked is matched (errors.Is) by the *LockedError OpenUser and
+// OpenLocal return when another process holds the user's store or index.
+var ErrLocked = errors.New("user data is locked")
+
+// LockedError reports that another opsearch process (or another open User
+// in this one) holds the files in Dir. It unwraps to store.ErrLocked or
+// indexer.ErrLocked.
+type LockedError struct {
+	Dir string
+	Err error
+}
+
+func (e *LockedError) Error() string {
+	return "another opsearch process is using " + e.Dir
+}
+
+// Is makes errors.Is(err, ErrLocked) true.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+func (e *LockedError) Unwrap() error { return e.Err }
+
+// ErrIdentityMismatch is matched by the *IdentityMismatchError returned
+// when a user directory's store belongs to someone else.
+var ErrIdentityMismatch = errors.New("store belongs to another user")
+
+// IdentityMismatchError reports a store whose recorded identity differs
+// from the user the caller asked for. Nothing is changed on disk: a store
+// that landed in the wrong directory must not be merged with another
+// user's data.
+type IdentityMismatchError struct {
+	Dir    string
+	Stored store.Identity
+	Want   store.Identity
+}
+
+func (e *IdentityMismatchError) Error() string {
+	return fmt.Sprintf("store in %s belongs to user %d of %s, not user %d of %s",
+		e.Dir, e.Stored.UserID, e.Stored.BaseURL, e.Want.UserID, e.Want.BaseURL)
+}
+
+// Is makes errors.Is(err, ErrIdentityMismatch) true.
+func (e *IdentityMismatchError) Is(target error) bool { return target == ErrIdentityMismatch }
+
+// ErrNoLocalUser is matched by the *ChooseUserError OpenLocal returns when
+// the data directory holds no user, or several, matching its arguments.
+var ErrNoLocalUser = errors.New("no single local user")
+
+// LocalUser is one user directory found under a data directory.
+type LocalUser struct {
+	// Instance is the instance directory name (store.InstanceName of the
+	// base URL).
+	Instance string
+	UserID   int64
+	Dir      string
+}
+
+func (l LocalUser) String() string { return l.Instance + "/" + strconv.FormatInt(l.UserID, 10) }
+
+// ChooseUserError reports that OpenLocal could not pick one user: none
+// matched, or several did. Candidates are the ones that matched the
+// arguments given (all users when none were given).
+type ChooseUserError struct {
+	DataDir    string
+	BaseURL    string
+	UserID     int64
+	Candidates []LocalUser
+}
+
+func (e *ChooseUserError) Error() string {
+	var b strings.Builder
+	if len(e.Candidates) == 0 {
+		fmt.Fprintf(&b, "no opsearch data under %s", e.DataDir)
+		if e.BaseURL != "" {
+			fmt.Fprintf(&b, " for %s", e.BaseURL)
+		}
+		if e.UserID != 0 {
+			fmt.Fprintf(&b, " for user %d", e.UserID)
+		}
+		b.WriteString(": run a sync (opsearch serve or sync) with this data directory first")
+		return b.String()
+	}
+	names := make([]string, len(e.Candidates))
+	for i, c := range e.Candidates {
+		names[i] = c.String()
+	}
+	fmt.Fprintf(&b, "%d users have data under %s (%s): choose one by base URL and user id",
+		len(e.Candidates), e.DataDir, strings.Join(names, ", "))
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrNoLocalUser) true.
+func (e *ChooseUserError) Is(target error) bool { return target == ErrNoLocalUser }
+
+// UserOptions configure OpenUser and OpenLocal.
+type UserOptions struct {
+	// Logger receives the rebuild's and (unless WorkerOptions.Logger is
+	// set) the worker's messages; nil discards.
+	Logger *slog.Logger
+	// LockTimeout bounds the wait for another process's lock on the store
+	// and the index (default: store.DefaultLockTimeout). A command must
+	// fail clearly rather than hang while `opsearch serve` runs.
+	LockTimeout time.Duration
+	// WorkerOptions configure the worker OpenUser creates.
+	WorkerOptions Options
+	// RebuildProgress, if set, is called during a rebuild of the index from
+	// the store with the documents added so far and the total.
+	RebuildProgress func(done, total int)
+}
+
+// User is one user's opened data: store, index and (for OpenUser) the
+// worker that syncs them. Close it when done.
+type User struct {
+	Store    *store.Store
+	Index    *indexer.Bleve
+	Identity store.Identity
+	// Worker syncs Store and Index; nil for OpenLocal, which must not
+	// touch the API.
+	Worker *Worker
+	// Dir is the user directory: <dataDir>/<instance>/<user id>.
+	Dir string
+
+	log    *slog.Logger
+	cancel context.CancelFunc
+	// done is closed when the background rebuild ended, or at once when
+	// none was needed.
+	done chan struct{}
+
+	mu         gosync.Mutex
+	rebuilding bool
+	reason     string
+	rebuildErr error
+
+	closeOnce gosync.Once
+	closeErr  error
+}
+
+// OpenUser opens the data of the user api's key belongs to: it asks
+// /api/v3/users/me who that is, opens (creating) the store and index in
+// store.UserDir(dataDir, api.BaseURL(), id), records or checks the
+// store's identity and returns a User with a Worker ready to sync.
+//
+// If the index does not reflect the store (missing, damaged, built with
+// another mapping version, or with per-kind document counts that differ
+// from the store's), it is rebuilt from the store in the background with
+// no API request; the old index keeps answering meanwhile, syncs are
+// skipped (ErrSyncRunning) until it finishes, and Rebuilding reports it.
+// Cancelling ctx or calling Close stops the rebuild.
+//
+// A store or index held by another process fails with a *LockedError.
+func OpenUser(ctx context.Context, dataDir string, api UserAPI, opts UserOptions) (*User, error) {
+	me, err := api.Me(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("resolve user: %w", err)
+	}
+	base := api.BaseURL()
+	dir, err := store.UserDir(dataDir, base, me.ID)
+	if err != nil {
+		return nil, fmt.Errorf("open user: %w", err)
+	}
+	want := store.Identity{BaseURL: base, UserID: me.ID, Login: me.Login, Name: me.Name}
+	if want.Instance, err = store.InstanceName(base); err != nil {
+		return nil, fmt.Errorf("open user: %w", err)
+	}
+	u, err := openDir(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := u.adoptIdentity(want); err != nil {
+		u.closeFiles()
+		return nil, err
+	}
+	wopts := opts.WorkerOptions
+	if wopts.Logger == nil {
+		wopts.Logger = u.log
+	}
+	u.Worker = New(api, u.Store, u.Index, wopts)
+
+	reason, err := u.check(ctx)
+	if err != nil {
+		u.closeFiles()
+		return nil, err
+	}
+	if reason == "" {
+		close(u.done)
+		return u, nil
+	}
+	empty, err := u.storeEmpty()
+	if err != nil {
+		u.closeFiles()
+		return nil, err
+	}
+	if empty {
+		// A new user's index is "missing" too. Building it from an empty
+		// store takes milliseconds and records the mapping version; doing
+		// it here keeps the first sync from being skipped by a rebuild.
+		defer close(u.done)
+		if err := u.rebuild(ctx, reason, opts.RebuildProgress); err != nil {
+			u.closeFiles()
+			return nil, err
+		}
+		return u, nil
+	}
+	// Holding the sync lock keeps the worker's commits out of the rebuild
+	// (see RebuildIndex). It is taken here, not in the goroutine, so no
+	// sync can start in between.
+	u.Worker.running.Lock()
+	rctx, cancel := context.WithCancel(ctx)
+	u.cancel = cancel
+	u.setRebuilding(reason)
+	go func() {
+		defer close(u.done)
+		defer u.Worker.running.Unlock()
+		u.finishRebuild(u.rebuild(rctx, reason, opts.RebuildProgress))
+	}()
+	return u, nil
+}
+
+// OpenLocal opens a user's data for offline commands (search, status,
+// eval): it never calls the API. baseURL and userID select the user; an
+// empty baseURL or a zero userID means "the only one there is" under
+// dataDir (or under that instance), and anything else fails with a
+// *ChooseUserError listing what exists.
+//
+// An index that does not reflect the store is rebuilt from the store
+// before OpenLocal returns (progress reports it), so a search after a
+// mapping change still answers. The returned User has no Worker.
+func OpenLocal(ctx context.Context, dataDir, baseURL string, userID int64, opts UserOptions) (*User, error) {
+	lu, err := findLocalUser(dataDir, baseURL, userID)
+	if err != nil {
+		return nil, err
+	}
+	u, err := openDir(lu.Dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	id, found, err := u.Store.Identity()
+	if err != nil {
+		u.closeFiles()
+		return nil, fmt.Errorf("read identity: %w", err)
+	}
+	if found && (id.Instance != lu.Instance || id.UserID != lu.UserID) {
+		u.closeFiles()
+		return nil, &IdentityMismatchError{Dir: lu.Dir, Stored: id, Want: store.Identity{BaseURL: baseURL, Instance: lu.Instance, UserID: lu.UserID}}
+	}
+	if !found {
+		id = store.Identity{BaseURL: baseURL, Instance: lu.Instance, UserID: lu.UserID}
+	}
+	u.Identity = id
+
+	reason, err := u.check(ctx)
+	if err != nil {
+		u.closeFiles()
+		return nil, err
+	}
+	defer close(u.done)
+	if reason == "" {
+		return u, nil
+	}
+	u.setRebuilding(reason)
+	err = u.rebuild(ctx, reason, opts.RebuildProgress)
+	u.finishRebuild(err)
+	if err != nil {
+		u.closeFiles()
+		return nil, err
+	}
+	return u, nil
+}
+
+// LocalUsers lists the user directories under dataDir that hold a store,
+// sorted by instance and user id. A missing dataDir holds none.
+func LocalUsers(dataDir string) ([]LocalUser, error) {
+	insts, err := os.ReadDir(dataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list data dir: %w", err)
+	}
+	var out []LocalUser
+	for _, inst := range insts {
+		if !inst.IsDir() {
+			continue
+		}
+		users, err := os.ReadDir(filepath.Join(dataDir, inst.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("list instance dir: %w", err)
+		}
+		for _, ud := range users {
+			id, err := strconv.ParseInt(ud.Name(), 10, 64)
+			if !ud.IsDir() || err != nil || id <= 0 {
+				continue
+			}
+			dir := filepath.Join(dataDir, inst.Name(), ud.Name())
+			if _, err := os.Stat(filepath.Join(dir, store.FileName)); err != nil {
+				continue
+			}
+			out = append(out, LocalUser{Instance: inst.Name(), UserID: id, Dir: dir})
+		}
+	}
+	slices.SortFunc(out, func(a, b LocalUser) int {
+		if c := strings.Compare(a.Instance, b.Instance); c != 0 {
+			return c
+		}
+		return int(a.UserID - b.UserID)
+	})
+	return out, nil
+}
+
+// findLocalUser picks the user directory OpenLocal opens.
+func findLocalUser(dataDir, baseURL string, userID int64) (LocalUser, error) {
+	inst := ""
+	if baseURL != "" {
+		var err error
+		if inst, err = store.InstanceName(baseURL); err != nil {
+			return LocalUser{}, fmt.Errorf("open local user: %w", err)
+		}
+	}
+	all, err := LocalUsers(dataDir)
+	if err != nil {
+		return LocalUser{}, err
+	}
+	var match []LocalUser
+	for _, lu := range all {
+		if (inst == "" || lu.Instance == inst) && (userID == 0 || lu.UserID == userID) {
+			match = append(match, lu)
+		}
+	}
+	if len(match) != 1 {
+		if len(match) == 0 && (inst != "" || userID != 0) {
+			// Show what does exist, so the user sees the right choice.
+			match = all
+		}
+		return LocalUser{}, &ChooseUserError{DataDir: dataDir, BaseURL: baseURL, UserID: userID, Candidates: match}
+	}
+	return match[0], nil
+}
+
+// openDir opens store and index in dir.
+func openDir(dir string, opts UserOptions) (*User, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := store.Open(dir, store.Options{LockTimeout: opts.LockTimeout})
+	if errors.Is(err, store.ErrLocked) {
+		return nil, &LockedError{Dir: dir, Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	idx, err := indexer.Open(filepath.Join(dir, IndexDirName), indexer.Options{LockTimeout: opts.LockTimeout})
+	if err != nil {
+		_ = st.Close()
+		if errors.Is(err, indexer.ErrLocked) {
+			return nil, &LockedError{Dir: dir, Err: err}
+		}
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	return &User{
+		Store: st, Index: idx, Dir: dir,
+		log:    log.With("subsystem", "sync", "dir", dir),
+		cancel: func() {},
+		done:   make(chan struct{}),
+	}, nil
+}
+
+// adoptIdentity records want as the store's identity, or refuses a store
+// that belongs to another user. The instance name, not the URL string, is
+// compared: http and https, or a trailing slash, reach the same instance
+// and the same directory.
+func (u *User) adoptIdentity(want store.Identity) error {
+	have, found, err := u.Store.Identity()
+	if err != nil {
+		return fmt.Errorf("read identity: %w", err)
+	}
+	if found && (have.Instance != want.Instance || have.UserID != want.UserID) {
+		return &IdentityMismatchError{Dir: u.Dir, Stored: have, Want: want}
+	}
+	if !found || have != want {
+		if err := u.Store.SetIdentity(want); err != nil {
+			return fmt.Errorf("record identity: %w", err)
+		}
+	}
+	u.Identity = want
+	return nil
+}
+
+// check recovers an interrupted commit, then returns why the index must
+// be rebuilt ("" when it reflects the store).
+func (u *User) check(ctx context.Context) (string, error) {
+	if err := recoverPending(ctx, u.Store, u.Index, u.log); err != nil {
+		return "", fmt.Errorf("recover index: %w", err)
+	}
+	reason, err := IndexMismatch(ctx, u.Store, u.Index)
+	if err != nil {
+		return "", fmt.Errorf("check index: %w", err)
+	}
+	return reason, nil
+}
+
+// storeEmpty reports whether the store holds no documents' entities.
+func (u *User) storeEmpty() (bool, error) {
+	for _, k := range docKinds() {
+		n, err := u.Store.Count(k.store)
+		if err != nil {
+			return false, fmt.Errorf("count stored %s: %w", k.store, err)
+		}
+		if n > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// rebuild rebuilds the index from the store and logs the outcome.
+func (u *User) rebuild(ctx context.Context, reason string, progress func(done, total int)) error {
+	u.log.Info("rebuilding index from store", "reason", reason)
+	start := time.Now()
+	err := RebuildIndex(ctx, u.Store, u.Index, progress)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		u.log.Info("index rebuild cancelled", "error", err)
+	case err != nil:
+		u.log.Error("index rebuild failed", "error", err)
+	default:
+		u.log.Info("index rebuilt from store", "duration", time.Since(start))
+	}
+	return err
+}
+
+func (u *User) setRebuilding(reason string) {
+	u.mu.Lock()
+	u.rebuilding, u.reason = true, reason
+	u.mu.Unlock()
+}
+
+func (u *User) finishRebuild(err error) {
+	u.mu.Lock()
+	u.rebuilding, u.rebuildErr = false, err
+	if err != nil {
+		u.reason = "rebuild failed: " + err.Error()
+	} else {
+		u.reason = ""
+	}
+	u.mu.Unlock()
+}
+
+// Rebuilding reports whether the index is being rebuilt from the store
+// and why (a NeedsRebuild reason or a count mismatch). After a failed
+// rebuild it returns false with the failure as the reason.
+func (u *User) Rebuilding() (bool, string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.rebuilding, u.reason
+}
+
+// WaitRebuild waits for a background rebuild to end and returns its error;
+// it returns nil at once when none was started.
+func (u *User) WaitRebuild(ctx context.Context) error {
+	select {
+	case <-u.done:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for index rebuild: %w", context.Cause(ctx))
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.rebuildErr
+}
+
+// Close stops a background rebuild, then closes the index and the store.
+// Stop any scheduler driving Worker first: a sync must not outlive the
+// store. Close is safe to call twice.
+func (u *User) Close() error {
+	u.closeOnce.Do(func() {
+		u.cancel()
+		<-u.done
+		u.closeErr = u.closeFiles()
+	})
+	return u.closeErr
+}
+
+// closeFiles closes the index, then the store (the store is the source
+// of truth and goes last).
+func (u *User) closeFiles() error {
+	var errs []error
+	if err := u.Index.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := u.Store.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
