@@ -125,7 +125,9 @@ type Result struct {
 // opsearch: an operator who outgrows one machine swaps bleve for a
 // distributed engine behind it. Implementations are safe for concurrent use.
 type Index interface {
-	// Index adds or replaces documents, atomically as one batch.
+	// Index adds or replaces documents. It returns once all are durable;
+	// a large call may be applied as several batches, so after a crash a
+	// caller replays the whole call (sync keeps a pending marker for it).
 	Index(ctx context.Context, docs ...Document) error
 	// Delete removes documents by id; unknown ids are ignored.
 	Delete(ctx context.Context, ids ...string) error
