@@ -35,6 +35,9 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"sync", "sync the configured user's OpenProject data into the local index once", runSync},
+		{"search", "search the local index (no network)", runSearch},
+		{"status", "show what the local index holds, how fresh and complete it is", runStatus},
 		{"fakeop", "run a fake OpenProject server with generated data (for demos and tests)", runFakeOp},
 	}
 }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// connConfig is what every command that talks to OpenProject or opens a
+// user's data needs. Flags override the environment.
+type connConfig struct {
+	baseURL  string
+	apiKey   string
+	bearer   bool
+	dataDir  string
+	timeout  time.Duration
+	readOnly bool
+}
+
+// bindConn registers the shared flags with defaults from the environment.
+func bindConn(fs *flag.FlagSet, e env) *connConfig {
+	c := &connConfig{}
+	fs.StringVar(&c.baseURL, "base-url", e.getenv("OPENPROJECT_BASE_URL"), "OpenProject URL (env OPENPROJECT_BASE_URL)")
+	fs.StringVar(&c.apiKey, "api-key", "", "OpenProject API key (env OPENPROJECT_API_KEY; prefer the environment: flags show up in process lists)")
+	fs.BoolVar(&c.bearer, "bearer", envBool(e.getenv("OPENPROJECT_BEARER")), "send the key as a Bearer token instead of Basic apikey (env OPENPROJECT_BEARER)")
+	fs.StringVar(&c.dataDir, "data-dir", e.getenv("OPSEARCH_DATA_DIR"), "where indexes are kept (env OPSEARCH_DATA_DIR; default $XDG_DATA_HOME/opsearch or ~/.local/share/opsearch)")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "timeout of one OpenProject request")
+	fs.BoolVar(&c.readOnly, "read-only", envBool(e.getenv("OPENPROJECT_READ_ONLY")), "hide and refuse write tools (env OPENPROJECT_READ_ONLY=true|1|yes)")
+	return c
+}
+
+// finish fills what the flags left empty and validates. needKey says
+// whether the command must talk to the API.
+func (c *connConfig) finish(e env, needKey bool) error {
+	if c.apiKey == "" {
+		c.apiKey = e.getenv("OPENPROJECT_API_KEY")
+	}
+	c.baseURL = strings.TrimSpace(c.baseURL)
+	if c.dataDir == "" {
+		d, err := defaultDataDir(e)
+		if err != nil {
+			return err
+		}
+		c.dataDir = d
+	}
+	if needKey {
+		if c.baseURL == "" {
+			return errors.New("OPENPROJECT_BASE_URL is not set (or pass --base-url)")
+		}
+		if c.apiKey == "" {
+			return errors.New("OPENPROJECT_API_KEY is not set (or pass --api-key)")
+		}
+	}
+	if c.timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive, not %v", c.timeout)
+	}
+	return nil
+}
+
+func defaultDataDir(e env) (string, error) {
+	if x := e.getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "opsearch"), nil
+	}
+	home := e.getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find a data directory: %w (set OPSEARCH_DATA_DIR)", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "share", "opsearch"), nil
+}
+
+// envBool reads the reference server's boolean spelling: true, 1 or yes.
+func envBool(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1", "yes":
+		return true
+	}
+	return false
+}

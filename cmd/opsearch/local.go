@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/search"
+	"github.com/opsearch/opsearch/store"
+	"github.com/opsearch/opsearch/sync"
+)
+
+func newClient(c *connConfig, e env) (*openproject.Client, error) {
+	return openproject.New(openproject.Config{
+		BaseURL: c.baseURL, APIKey: c.apiKey, Bearer: c.bearer, Timeout: c.timeout, Logger: e.logger,
+	})
+}
+
+// runSync runs one sync for the configured user and prints a summary.
+func runSync(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("sync", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	conn := bindConn(fs, e)
+	jsonOut := fs.Bool("json", false, "print the summary as JSON")
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	if err := conn.finish(e, true); err != nil {
+		return err
+	}
+	client, err := newClient(conn, e)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(e.stderr)
+	u, err := sync.OpenUser(ctx, conn.dataDir, client, sync.UserOptions{
+		Logger:        e.logger,
+		WorkerOptions: sync.Options{Logger: e.logger, Progress: func(k store.Kind, done, total int) { prog.update(string(k), done, total) }},
+	})
+	if err != nil {
+		return err
+	}
+	defer u.Close()
+	if err := u.WaitRebuild(ctx); err != nil {
+		return err
+	}
+	rep, err := u.Worker.Sync(ctx)
+	prog.finish()
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		if err := printJSON(e.stdout, syncSummary(rep)); err != nil {
+			return err
+		}
+	} else {
+		printSyncReport(e.stdout, rep, u.Dir)
+	}
+	return rep.Err()
+}
+
+type kindSummary struct {
+	Fetched     int    `json:"fetched"`
+	Updated     int    `json:"updated"`
+	Deleted     int    `json:"deleted"`
+	Error       string `json:"error,omitempty"`
+	Unsupported bool   `json:"unsupported,omitempty"`
+}
+
+func syncSummary(rep sync.Report) map[string]any {
+	kinds := map[string]kindSummary{}
+	for k, kr := range rep.Kinds {
+		ks := kindSummary{Fetched: kr.Fetched, Updated: kr.Updated, Deleted: kr.Deleted, Unsupported: kr.Unsupported}
+		if kr.Err != nil {
+			ks.Error = kr.Err.Error()
+		}
+		kinds[string(k)] = ks
+	}
+	return map[string]any{"started": rep.Started, "durationMs": rep.Duration.Milliseconds(), "requests": rep.Requests, "kinds": kinds}
+}
+
+func printSyncReport(w io.Writer, rep sync.Report, dir string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tFETCHED\tUPDATED\tDELETED\tRESULT")
+	for _, k := range store.Kinds() {
+		kr := rep.Kinds[k]
+		if kr == nil {
+			continue
+		}
+		result := "ok"
+		switch {
+		case kr.Err != nil:
+			result = "failed: " + kr.Err.Error()
+		case kr.Unsupported:
+			result = "not supported by this server"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", k, kr.Fetched, kr.Updated, kr.Deleted, result)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "synced in %s with %d requests into %s\n", rep.Duration.Round(time.Millisecond), rep.Requests, dir)
+}
+
+// openLocal opens the configured user's data without the network.
+func openLocal(ctx context.Context, e env, conn *connConfig, userID int64) (*sync.User, error) {
+	u, err := sync.OpenLocal(ctx, conn.dataDir, conn.baseURL, userID, sync.UserOptions{Logger: e.logger})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// runSearch searches the local index; it makes no API calls.
+func runSearch(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("search", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	conn := bindConn(fs, e)
+	kind := fs.String("kind", "", "restrict to one kind: work_package, wiki_page, meeting or project")
+	project := fs.Int64("project", 0, "restrict to a project id")
+	limit := fs.Int("limit", 10, "number of results (1-100)")
+	exact := fs.Bool("exact", false, "match the query as written: no typos, no prefixes")
+	jsonOut := fs.Bool("json", false, "print results as JSON")
+	userID := fs.Int64("user", 0, "user id whose index to search, when the data dir holds several")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errors.New(`expected one query argument (quote multi-word queries), e.g. opsearch search "tls certificate"`)
+	}
+	if err := conn.finish(e, false); err != nil {
+		return err
+	}
+	q := search.Query{Text: pos[0], Exact: *exact, PageSize: *limit}
+	if *limit < 1 || *limit > search.MaxPageSize {
+		return fmt.Errorf("--limit must be between 1 and %d, not %d", search.MaxPageSize, *limit)
+	}
+	if strings.TrimSpace(q.Text) == "" {
+		return errors.New("the query is empty")
+	}
+	if *kind != "" {
+		q.Kinds = []indexer.Kind{indexer.Kind(*kind)}
+	}
+	if *project != 0 {
+		q.ProjectIDs = []int64{*project}
+	}
+	u, err := openLocal(ctx, e, conn, *userID)
+	if err != nil {
+		return err
+	}
+	defer u.Close()
+	eng := search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding})
+	resp, err := eng.Search(ctx, q)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		return printJSON(e.stdout, resp)
+	}
+	printResults(e.stdout, resp)
+	return nil
+}
+
+func printResults(w io.Writer, resp search.Response) {
+	if len(resp.Results) == 0 {
+		fmt.Fprintln(w, "no results")
+	}
+	for i, r := range resp.Results {
+		project := ""
+		if r.Project != nil && r.Project.Name != "" {
+			project = " · " + r.Project.Name
+		}
+		status := ""
+		if r.Status != "" {
+			status = " · " + r.Status
+		}
+		fmt.Fprintf(w, "%2d. [%s #%d] %s%s%s  (score %.2f, %s)\n", i+1, r.Kind, r.ID, r.Title, project, status, r.Score, strings.Join(r.MatchedFields, ", "))
+		if r.Snippet != "" {
+			fmt.Fprintf(w, "    %s\n", oneLine(r.Snippet))
+		}
+		if r.URL != "" {
+			fmt.Fprintf(w, "    %s\n", r.URL)
+		}
+	}
+	fmt.Fprintf(w, "%d result(s) in %.1f ms\n", resp.Total, resp.TookMS)
+	if resp.Index.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", resp.Index.Note)
+	}
+}
+
+// runStatus prints the local index's state per kind.
+func runStatus(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	conn := bindConn(fs, e)
+	jsonOut := fs.Bool("json", false, "print as JSON")
+	userID := fs.Int64("user", 0, "user id whose data to show, when the data dir holds several")
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	if err := conn.finish(e, false); err != nil {
+		return err
+	}
+	u, err := openLocal(ctx, e, conn, *userID)
+	if err != nil {
+		return err
+	}
+	defer u.Close()
+	eng := search.New(u.Store, u.Index, search.Options{Rebuilding: u.Rebuilding})
+	f, err := eng.Freshness(ctx)
+	if err != nil {
+		return err
+	}
+	if *jsonOut {
+		return printJSON(e.stdout, f)
+	}
+	fmt.Fprintf(e.stdout, "user %d (%s) at %s\ndata: %s\n", u.Identity.UserID, u.Identity.Login, u.Identity.BaseURL, u.Dir)
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tSTORE\tINDEX\tLAST SYNC\tCOMPLETE\tLAST ERROR")
+	for _, k := range store.Kinds() {
+		kf := f.Kinds[string(k)]
+		idx, last, lastErr := "-", "never", "-"
+		if kf.Index != nil {
+			idx = strconv.Itoa(*kf.Index)
+		}
+		if kf.LastSync != nil {
+			last = kf.LastSync.Local().Format(time.DateTime)
+		}
+		if kf.LastError != nil {
+			lastErr = *kf.LastError
+		}
+		complete := strconv.FormatBool(kf.Complete)
+		if kf.Unsupported {
+			complete = "n/a: " + kf.Note
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", k, kf.Store, idx, last, complete, lastErr)
+	}
+	tw.Flush()
+	if f.Note != "" {
+		fmt.Fprintf(e.stdout, "note: %s\n", f.Note)
+	}
+	return nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// parseFlags parses flags that may stand before or after positional
+// arguments ("opsearch search QUERY --kind meeting"), which the flag
+// package alone stops at, and returns the positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// noArgs parses flags for commands without positional arguments.
+func noArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/opsearch/opsearch/openproject/optest"
+)
+
+// TestCommands_SyncSearchStatus runs sync, search and status as a user
+// would, against the fake over HTTP, with real files in a temp dir.
+func TestCommands_SyncSearchStatus(t *testing.T) {
+	d := optest.Generate(optest.GenOptions{Seed: 21, WorkPackages: 120, Comments: 150, WikiPages: 10, Meetings: 6})
+	_, url := optest.Start(t, d, optest.Options{})
+	dataDir := t.TempDir()
+	t.Setenv("OPENPROJECT_BASE_URL", url)
+	t.Setenv("OPENPROJECT_API_KEY", optest.AliceKey)
+	t.Setenv("OPSEARCH_DATA_DIR", dataDir)
+	ctx := context.Background()
+
+	runOK := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := run(ctx, args, &out, &errb); code != 0 {
+			t.Fatalf("opsearch %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+		}
+		if strings.Contains(errb.String(), optest.AliceKey) || strings.Contains(out.String(), optest.AliceKey) {
+			t.Fatalf("opsearch %s printed the API key", strings.Join(args, " "))
+		}
+		return out.String()
+	}
+
+	out := runOK("sync")
+	if !strings.Contains(out, "work_packages") || !strings.Contains(out, "synced in") {
+		t.Errorf("sync summary: %s", out)
+	}
+
+	// Search works offline: point the base URL elsewhere and drop the key.
+	t.Setenv("OPENPROJECT_API_KEY", "")
+	var sr struct {
+		Results []struct {
+			Kind          string   `json:"kind"`
+			ID            int64    `json:"id"`
+			Title         string   `json:"title"`
+			Project       any      `json:"project"`
+			Score         float64  `json:"score"`
+			MatchedFields []string `json:"matchedFields"`
+			Snippet       string   `json:"snippet"`
+		} `json:"results"`
+		Index map[string]any `json:"index"`
+	}
+	// Project 1 is shared by alice and bob in every generated data set.
+	var subject string
+	for _, wp := range d.WorkPackages {
+		if wp.Project.ID == 1 {
+			subject = wp.Subject
+			break
+		}
+	}
+	q := strings.Join(strings.Fields(subject)[:3], " ")
+	if err := json.Unmarshal([]byte(runOK("search", q, "--kind", "work_package", "--json", "--limit", "5")), &sr); err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Results) == 0 || sr.Results[0].Kind != "work_package" || sr.Results[0].Score <= 0 || len(sr.Results[0].MatchedFields) == 0 {
+		t.Errorf("search %q: %+v", q, sr.Results)
+	}
+	if sr.Index["kinds"] == nil {
+		t.Errorf("search JSON has no index freshness: %v", sr.Index)
+	}
+
+	var st struct {
+		Kinds map[string]struct {
+			Store     int     `json:"store"`
+			Index     *int    `json:"index"`
+			LastSync  *string `json:"last_sync"`
+			Complete  bool    `json:"complete"`
+			LastError *string `json:"last_error"`
+		} `json:"kinds"`
+	}
+	if err := json.Unmarshal([]byte(runOK("status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"work_packages", "wiki_pages", "meetings", "projects", "activities"} {
+		ks, ok := st.Kinds[k]
+		if !ok || ks.Index == nil || ks.LastSync == nil || !ks.Complete || ks.LastError != nil {
+			t.Errorf("status %s = %+v", k, ks)
+		}
+	}
+	if wp := st.Kinds["work_packages"]; wp.Store == 0 || *wp.Index != wp.Store {
+		t.Errorf("work packages: store %d, index %v", wp.Store, wp.Index)
+	}
+	if !strings.Contains(runOK("status"), "work_packages") {
+		t.Error("status table lacks work_packages")
+	}
+}
+
+func TestCommands_Errors(t *testing.T) {
+	t.Setenv("OPENPROJECT_BASE_URL", "")
+	t.Setenv("OPENPROJECT_API_KEY", "")
+	t.Setenv("OPSEARCH_DATA_DIR", t.TempDir())
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sync"}, "OPENPROJECT_BASE_URL is not set"},
+		{[]string{"sync", "--base-url", "http://127.0.0.1:1"}, "OPENPROJECT_API_KEY is not set"},
+		{[]string{"search"}, "expected one query argument"},
+		{[]string{"search", "a", "b"}, "expected one query argument"},
+		{[]string{"search", "x", "--limit", "0"}, "--limit must be between 1 and 100"},
+		{[]string{"search", "x"}, "no opsearch data"},
+		{[]string{"status", "extra"}, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), tt.args, &out, &errb); code == 0 {
+				t.Fatalf("exit 0, want failure; stdout %s", out.String())
+			}
+			if !strings.Contains(errb.String(), tt.want) {
+				t.Errorf("stderr %q does not say %q", errb.String(), tt.want)
+			}
+		})
+	}
+}

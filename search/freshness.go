@@ -1,0 +1,115 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/store"
+)
+
+// Freshness says, per kind, what the index holds and how current it is.
+type Freshness struct {
+	// Complete is true when every supported kind finished a full crawl and
+	// its last sync succeeded: only then does "no results" mean nothing
+	// matches.
+	Complete bool `json:"complete"`
+	// Rebuilding is true while the index is rebuilt from the store; the
+	// previous index keeps answering meanwhile.
+	Rebuilding bool                     `json:"rebuilding,omitempty"`
+	Note       string                   `json:"note,omitempty"`
+	Kinds      map[string]KindFreshness `json:"kinds"`
+}
+
+// KindFreshness is one kind's sync and index state.
+type KindFreshness struct {
+	// Store is the number of entities in the local store; Index the number
+	// of documents in the index (activities are part of work packages).
+	Store int  `json:"store"`
+	Index *int `json:"index,omitempty"`
+	// LastSync is when the last sync of this kind finished successfully.
+	LastSync    *time.Time `json:"last_sync"`
+	LastAttempt *time.Time `json:"last_attempt,omitempty"`
+	Complete    bool       `json:"complete"`
+	LastError   *string    `json:"last_error"`
+	Unsupported bool       `json:"unsupported,omitempty"`
+	Note        string     `json:"note,omitempty"`
+}
+
+var indexKindOf = map[store.Kind]indexer.Kind{
+	store.KindProject:     indexer.KindProject,
+	store.KindWorkPackage: indexer.KindWorkPackage,
+	store.KindWikiPage:    indexer.KindWikiPage,
+	store.KindMeeting:     indexer.KindMeeting,
+}
+
+// Freshness reports the index's state from the store's sync states and
+// the index's counts.
+func (e *Engine) Freshness(ctx context.Context) (Freshness, error) {
+	return freshness(ctx, e.st, e.idx, e.opts.Rebuilding)
+}
+
+func freshness(ctx context.Context, st *store.Store, idx Index, rebuilding func() (bool, string)) (Freshness, error) {
+	states, err := st.AllSyncStates()
+	if err != nil {
+		return Freshness{}, fmt.Errorf("read sync state: %w", err)
+	}
+	var counts map[indexer.Kind]uint64
+	if idx != nil {
+		if counts, err = idx.Count(ctx); err != nil {
+			return Freshness{}, fmt.Errorf("count index: %w", err)
+		}
+	}
+	f := Freshness{Complete: true, Kinds: map[string]KindFreshness{}}
+	var incomplete []string
+	for _, k := range store.Kinds() {
+		s := states[k]
+		n, err := st.Count(k)
+		if err != nil {
+			return Freshness{}, fmt.Errorf("count store: %w", err)
+		}
+		kf := KindFreshness{Store: n, Complete: s.Complete, Unsupported: s.Unsupported, Note: s.Note}
+		if ik, ok := indexKindOf[k]; ok && counts != nil {
+			c := int(counts[ik])
+			kf.Index = &c
+		} else if k == store.KindActivity && counts != nil {
+			// Comments are indexed inside their work packages' documents.
+			c := int(counts[indexer.KindWorkPackage])
+			kf.Index = &c
+			kf.Note = "comments are indexed as part of their work packages"
+		}
+		if !s.LastSuccess.IsZero() {
+			t := s.LastSuccess
+			kf.LastSync = &t
+		}
+		if !s.LastFinished.IsZero() {
+			t := s.LastFinished
+			kf.LastAttempt = &t
+		}
+		if s.LastError != "" {
+			msg := s.LastError
+			kf.LastError = &msg
+		}
+		if !s.Complete && !s.Unsupported {
+			f.Complete = false
+			incomplete = append(incomplete, string(k))
+		}
+		f.Kinds[string(k)] = kf
+	}
+	if rebuilding != nil {
+		if on, why := rebuilding(); on {
+			f.Rebuilding = true
+			f.Note = "the index is being rebuilt from the local store (" + why + "); results may be missing until it finishes"
+		}
+	}
+	if len(incomplete) > 0 {
+		note := "the first crawl has not finished for " + strings.Join(incomplete, ", ") + ": an empty or short result does not mean nothing exists"
+		if f.Note != "" {
+			note = f.Note + "; " + note
+		}
+		f.Note = note
+	}
+	return f, nil
+}

@@ -1,0 +1,472 @@
+// Package search answers queries from a user's local index: bleve finds
+// candidates, the store supplies their full text, and the scorer re-ranks
+// them into results with scores, matched fields and snippets. Every answer
+// says how fresh and how complete the index is, so an empty result is never
+// mistaken for "nothing exists" while a crawl is unfinished.
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/scorer"
+	"github.com/opsearch/opsearch/store"
+)
+
+// Index is what the engine needs from the full-text index.
+type Index interface {
+	Search(ctx context.Context, opts indexer.SearchOptions) (indexer.Result, error)
+	Count(ctx context.Context) (map[indexer.Kind]uint64, error)
+}
+
+// Options tune an Engine.
+type Options struct {
+	// Candidates is how many index hits are re-ranked (default 100). More
+	// raises recall for vague queries at the cost of latency.
+	Candidates int
+	// Params are the scorer's constants (zero value: the reference's).
+	Params scorer.Params
+	// Rebuilding reports whether the index is being rebuilt, and why.
+	Rebuilding func() (bool, string)
+	// BaseURL, when set, adds web links to results.
+	BaseURL string
+}
+
+// Engine searches one user's index. It is safe for concurrent use.
+type Engine struct {
+	st   *store.Store
+	idx  Index
+	opts Options
+}
+
+// New returns an engine over st and idx.
+func New(st *store.Store, idx Index, opts Options) *Engine {
+	if opts.Candidates <= 0 {
+		opts.Candidates = 100
+	}
+	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	return &Engine{st: st, idx: idx, opts: opts}
+}
+
+// Query is a search request.
+type Query struct {
+	Text  string
+	Kinds []indexer.Kind
+	// ProjectIDs restricts to these projects (and, for kind project, to
+	// those projects themselves).
+	ProjectIDs    []int64
+	Closed        *bool
+	Types         []string
+	AssigneeIDs   []int64
+	UpdatedAfter  time.Time
+	UpdatedBefore time.Time
+	// Exact matches the query as written (no typos, no prefixes).
+	Exact bool
+	// Page is 1-based; PageSize defaults to 20 and is at most 100.
+	Page, PageSize int
+}
+
+// MaxPageSize bounds Query.PageSize.
+const MaxPageSize = 100
+
+// Validate names the first problem with q.
+func (q Query) Validate() error {
+	if q.Page < 0 {
+		return fmt.Errorf("page must be 1 or more, not %d", q.Page)
+	}
+	if q.PageSize < 0 || q.PageSize > MaxPageSize {
+		return fmt.Errorf("pageSize must be between 1 and %d, not %d", MaxPageSize, q.PageSize)
+	}
+	for _, k := range q.Kinds {
+		if !slices.Contains(indexer.Kinds(), k) {
+			return fmt.Errorf("kind %q is not one of work_package, wiki_page, meeting, project", k)
+		}
+	}
+	if !q.UpdatedAfter.IsZero() && !q.UpdatedBefore.IsZero() && q.UpdatedBefore.Before(q.UpdatedAfter) {
+		return errors.New("updatedBefore is earlier than updatedAfter")
+	}
+	if len([]rune(q.Text)) > 500 {
+		return errors.New("query is longer than 500 characters")
+	}
+	return nil
+}
+
+// Response is a page of results plus the index's freshness.
+type Response struct {
+	Query string `json:"query"`
+	Mode  string `json:"matchMode"`
+	// Total counts results that passed the relevance gate among the
+	// candidates examined.
+	Total int `json:"total"`
+	// TotalIsLowerBound is true when the index had more candidates than
+	// were examined, so more results may exist.
+	TotalIsLowerBound bool      `json:"totalIsLowerBound,omitempty"`
+	Page              int       `json:"page"`
+	PageSize          int       `json:"pageSize"`
+	Results           []Result  `json:"results"`
+	Index             Freshness `json:"index"`
+	TookMS            float64   `json:"tookMs"`
+}
+
+// Result is one ranked hit.
+type Result struct {
+	Kind      indexer.Kind `json:"kind"`
+	ID        int64        `json:"id"`
+	Title     string       `json:"title"`
+	Project   *ProjectRef  `json:"project,omitempty"`
+	Status    string       `json:"status,omitempty"`
+	Type      string       `json:"type,omitempty"`
+	Closed    *bool        `json:"closed,omitempty"`
+	Assignee  string       `json:"assignee,omitempty"`
+	UpdatedAt *time.Time   `json:"updatedAt,omitempty"`
+	StartTime *time.Time   `json:"startTime,omitempty"`
+	URL       string       `json:"url,omitempty"`
+	// Score is the relevance in [0,1].
+	Score         float64  `json:"score"`
+	MatchedFields []string `json:"matchedFields"`
+	Snippet       string   `json:"snippet,omitempty"`
+	// MatchedComment is the best-matching comment of a work package.
+	MatchedComment *CommentMatch `json:"matchedComment,omitempty"`
+	// MatchedAgendaItems are a meeting's agenda items that match.
+	MatchedAgendaItems []AgendaMatch `json:"matchedAgendaItems,omitempty"`
+}
+
+// ProjectRef names a result's project.
+type ProjectRef struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name,omitempty"`
+}
+
+// CommentMatch is a matching comment.
+type CommentMatch struct {
+	ActivityID int64     `json:"activityId"`
+	Author     string    `json:"author,omitempty"`
+	CreatedAt  time.Time `json:"createdAt,omitzero"`
+	Snippet    string    `json:"snippet"`
+}
+
+// AgendaMatch is a matching agenda item.
+type AgendaMatch struct {
+	ID      int64   `json:"id"`
+	Title   string  `json:"title"`
+	Score   float64 `json:"score"`
+	Snippet string  `json:"snippet,omitempty"`
+}
+
+// Search runs q.
+func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
+	start := time.Now()
+	if err := q.Validate(); err != nil {
+		return Response{}, err
+	}
+	if q.Page == 0 {
+		q.Page = 1
+	}
+	if q.PageSize == 0 {
+		q.PageSize = 20
+	}
+	resp := Response{Query: q.Text, Mode: "fuzzy", Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
+	if q.Exact {
+		resp.Mode = "exact"
+	}
+	fresh, err := e.Freshness(ctx)
+	if err != nil {
+		return Response{}, err
+	}
+	resp.Index = fresh
+
+	mode := indexer.MatchFuzzy
+	if q.Exact {
+		mode = indexer.MatchExact
+	}
+	window := max(e.opts.Candidates, q.Page*q.PageSize)
+	res, err := e.idx.Search(ctx, indexer.SearchOptions{
+		Query: q.Text, Mode: mode, Kinds: q.Kinds, ProjectIDs: q.ProjectIDs, Closed: q.Closed,
+		Types: q.Types, AssigneeIDs: q.AssigneeIDs, UpdatedAfter: q.UpdatedAfter, UpdatedBefore: q.UpdatedBefore,
+		Size: window,
+	})
+	if err != nil {
+		return Response{}, fmt.Errorf("search index: %w", err)
+	}
+	cands, err := e.hydrate(ctx, res.Hits)
+	if err != nil {
+		return Response{}, err
+	}
+	ranked := e.rank(cands, q)
+	resp.Total = len(ranked)
+	resp.TotalIsLowerBound = res.Total > uint64(len(res.Hits))
+	from := (q.Page - 1) * q.PageSize
+	if from < len(ranked) {
+		for _, r := range ranked[from:min(len(ranked), from+q.PageSize)] {
+			resp.Results = append(resp.Results, e.result(r, q))
+		}
+	}
+	resp.TookMS = float64(time.Since(start).Microseconds()) / 1000
+	return resp, nil
+}
+
+// candidate is an index hit with its entity loaded from the store.
+type candidate struct {
+	hit     indexer.Hit
+	record  scorer.Record
+	wp      *openproject.WorkPackage
+	acts    []openproject.Activity
+	wiki    *openproject.WikiPage
+	meeting *openproject.Meeting
+	project *openproject.Project
+}
+
+// hydrate loads the hits' entities in one short read transaction. Hits
+// whose entity vanished from the store (deleted since indexing) are dropped.
+func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate, error) {
+	out := make([]*candidate, 0, len(hits))
+	err := e.st.View(ctx, func(tx *store.ReadTx) error {
+		for _, h := range hits {
+			c := &candidate{hit: h}
+			var found bool
+			var err error
+			switch h.Kind {
+			case indexer.KindWorkPackage:
+				var wp openproject.WorkPackage
+				wp, found, err = tx.WorkPackage(h.EntityID)
+				if found && err == nil {
+					c.wp = &wp
+					c.acts, _, err = tx.Activities(h.EntityID)
+				}
+			case indexer.KindWikiPage:
+				var w openproject.WikiPage
+				w, found, err = tx.WikiPage(h.EntityID)
+				c.wiki = &w
+			case indexer.KindMeeting:
+				var m openproject.Meeting
+				m, found, err = tx.Meeting(h.EntityID)
+				c.meeting = &m
+			case indexer.KindProject:
+				var p openproject.Project
+				p, found, err = tx.Project(h.EntityID)
+				c.project = &p
+			}
+			if err != nil {
+				return fmt.Errorf("load %s: %w", h.ID, err)
+			}
+			if found {
+				c.record = recordOf(c)
+				out = append(out, c)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Field weights follow the reference server's per-domain declarations
+// (titles 3, bodies 1, agenda titles 2, notes and outcomes 1.5), with
+// identifiers as strong as titles.
+func recordOf(c *candidate) scorer.Record {
+	r := scorer.Record{ID: c.hit.ID}
+	switch {
+	case c.wp != nil:
+		wp := c.wp
+		ids := []string{"#" + strconv.FormatInt(wp.ID, 10)}
+		if wp.DisplayID != "" {
+			ids = append(ids, wp.DisplayID)
+		}
+		comments := make([]string, 0, len(c.acts))
+		for _, a := range c.acts {
+			if a.IsComment() {
+				comments = append(comments, a.Comment)
+			}
+		}
+		r.Updated = wp.UpdatedAt
+		r.Fields = []scorer.Field{
+			{Name: "subject", Weight: 3, Values: []string{wp.Subject}},
+			{Name: "id", Weight: 3, Values: ids},
+			{Name: "description", Weight: 1, Values: []string{wp.Description}},
+			{Name: "comments", Weight: 1, Values: comments},
+		}
+	case c.wiki != nil:
+		r.Updated = c.wiki.UpdatedAt
+		r.Fields = []scorer.Field{
+			{Name: "title", Weight: 3, Values: []string{c.wiki.Title}},
+			{Name: "text", Weight: 1, Values: []string{c.wiki.Text}},
+		}
+	case c.meeting != nil:
+		m := c.meeting
+		var titles, notes, outcomes, people []string
+		for _, it := range m.AgendaItems {
+			titles = append(titles, it.Title)
+			if it.Notes != "" {
+				notes = append(notes, it.Notes)
+			}
+			for _, o := range it.Outcomes {
+				outcomes = append(outcomes, o.Notes)
+			}
+		}
+		for _, p := range m.Participants {
+			people = append(people, p.Title)
+		}
+		r.Updated = m.UpdatedAt
+		r.Fields = []scorer.Field{
+			{Name: "title", Weight: 3, Values: []string{m.Title}},
+			{Name: "location", Weight: 1, Values: []string{m.Location}},
+			{Name: "project", Weight: 0.5, Values: []string{m.Project.Title}},
+			{Name: "author", Weight: 0.5, Values: []string{m.Author.Title}},
+			{Name: "agenda_item", Weight: 2, Values: titles},
+			{Name: "agenda_notes", Weight: 1.5, Values: notes},
+			{Name: "outcome_notes", Weight: 1.5, Values: outcomes},
+			{Name: "participant", Weight: 1, Values: people},
+		}
+	case c.project != nil:
+		p := c.project
+		r.Updated = p.UpdatedAt
+		r.Fields = []scorer.Field{
+			{Name: "name", Weight: 3, Values: []string{p.Name}},
+			{Name: "identifier", Weight: 3, Values: []string{p.Identifier}},
+			{Name: "description", Weight: 1, Values: []string{p.Description}},
+		}
+	}
+	return r
+}
+
+type ranked struct {
+	c   *candidate
+	res scorer.Result
+}
+
+func (e *Engine) rank(cands []*candidate, q Query) []ranked {
+	if len(cands) == 0 {
+		return nil
+	}
+	records := make([]scorer.Record, len(cands))
+	for i, c := range cands {
+		records[i] = c.record
+	}
+	if strings.TrimSpace(q.Text) == "" {
+		// A filter-only query: the index already ordered by recency.
+		out := make([]ranked, len(cands))
+		for i, c := range cands {
+			out[i] = ranked{c: c, res: scorer.Result{ID: c.hit.ID, Index: i}}
+		}
+		return out
+	}
+	results := scorer.Rank(records, q.Text, scorer.Options{Exact: q.Exact, Params: e.opts.Params})
+	out := make([]ranked, len(results))
+	for i, r := range results {
+		out[i] = ranked{c: cands[r.Index], res: r}
+	}
+	return out
+}
+
+func (e *Engine) result(r ranked, q Query) Result {
+	c := r.c
+	out := Result{Kind: c.hit.Kind, ID: c.hit.EntityID, Score: r.res.Score, MatchedFields: r.res.MatchedFields}
+	if out.MatchedFields == nil {
+		out.MatchedFields = []string{}
+	}
+	if len(r.res.Matches) > 0 {
+		out.Snippet = r.res.Matches[0].Snippet
+	}
+	switch {
+	case c.wp != nil:
+		wp := c.wp
+		closed := wp.Closed
+		out.Title, out.Status, out.Type, out.Closed = wp.Subject, wp.Status.Title, wp.Type.Title, &closed
+		out.Project = &ProjectRef{ID: wp.Project.ID, Name: wp.Project.Title}
+		if wp.Assignee != nil {
+			out.Assignee = wp.Assignee.Title
+		}
+		out.UpdatedAt = timePtr(wp.UpdatedAt)
+		out.URL = e.link("work_packages", wp.ID)
+		out.MatchedComment = matchedComment(r.res, c.acts)
+	case c.wiki != nil:
+		out.Title = c.wiki.Title
+		out.Project = &ProjectRef{ID: c.wiki.Project.ID, Name: c.wiki.Project.Title}
+		out.UpdatedAt = timePtr(c.wiki.UpdatedAt)
+	case c.meeting != nil:
+		m := c.meeting
+		out.Title = m.Title
+		out.Project = &ProjectRef{ID: m.Project.ID, Name: m.Project.Title}
+		out.UpdatedAt, out.StartTime = timePtr(m.UpdatedAt), timePtr(m.StartTime)
+		out.URL = e.link("meetings", m.ID)
+		out.MatchedAgendaItems = matchedAgenda(m, q, e.opts.Params)
+	case c.project != nil:
+		out.Title = c.project.Name
+		out.Project = &ProjectRef{ID: c.project.ID, Name: c.project.Name}
+		out.UpdatedAt = timePtr(c.project.UpdatedAt)
+		if c.project.Identifier != "" && e.opts.BaseURL != "" {
+			out.URL = e.opts.BaseURL + "/projects/" + c.project.Identifier
+		}
+	}
+	return out
+}
+
+func (e *Engine) link(collection string, id int64) string {
+	if e.opts.BaseURL == "" {
+		return ""
+	}
+	return e.opts.BaseURL + "/" + collection + "/" + strconv.FormatInt(id, 10)
+}
+
+// matchedComment picks the comment the scorer matched best.
+func matchedComment(r scorer.Result, acts []openproject.Activity) *CommentMatch {
+	for _, m := range r.Matches {
+		if m.Field != "comments" {
+			continue
+		}
+		i := 0
+		for _, a := range acts {
+			if !a.IsComment() {
+				continue
+			}
+			if i == m.Value {
+				return &CommentMatch{ActivityID: a.ID, Author: a.User.Title, CreatedAt: a.CreatedAt, Snippet: m.Snippet}
+			}
+			i++
+		}
+	}
+	return nil
+}
+
+// matchedAgenda ranks a meeting's agenda items on their own, as the
+// reference does, so the caller sees which item matched.
+func matchedAgenda(m *openproject.Meeting, q Query, p scorer.Params) []AgendaMatch {
+	if strings.TrimSpace(q.Text) == "" || len(m.AgendaItems) == 0 {
+		return nil
+	}
+	recs := make([]scorer.Record, len(m.AgendaItems))
+	for i, it := range m.AgendaItems {
+		var outcomes []string
+		for _, o := range it.Outcomes {
+			outcomes = append(outcomes, o.Notes)
+		}
+		recs[i] = scorer.Record{ID: "agenda_item:" + strconv.FormatInt(it.ID, 10), Fields: []scorer.Field{
+			{Name: "title", Weight: 2, Values: []string{it.Title}},
+			{Name: "notes", Weight: 1.5, Values: []string{it.Notes}},
+			{Name: "outcomes", Weight: 1.5, Values: outcomes},
+		}}
+	}
+	var out []AgendaMatch
+	for _, r := range scorer.Rank(recs, q.Text, scorer.Options{Exact: q.Exact, Params: p, Limit: 5}) {
+		it := m.AgendaItems[r.Index]
+		am := AgendaMatch{ID: it.ID, Title: it.Title, Score: r.Score}
+		if len(r.Matches) > 0 {
+			am.Snippet = r.Matches[0].Snippet
+		}
+		out = append(out, am)
+	}
+	return out
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
