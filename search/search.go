@@ -28,7 +28,7 @@ type Index interface {
 
 // Options tune an Engine.
 type Options struct {
-	// Candidates is how many index hits are re-ranked (default 100). More
+	// Candidates is how many index hits are re-ranked (default 50). More
 	// raises recall for vague queries at the cost of latency.
 	Candidates int
 	// Params are the scorer's constants (zero value: the reference's).
@@ -49,7 +49,7 @@ type Engine struct {
 // New returns an engine over st and idx.
 func New(st *store.Store, idx Index, opts Options) *Engine {
 	if opts.Candidates <= 0 {
-		opts.Candidates = 100
+		opts.Candidates = 50
 	}
 	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 	return &Engine{st: st, idx: idx, opts: opts}
