@@ -80,8 +80,11 @@ const (
 	// MatchFuzzy tolerates typos by term length, treats the last term as a
 	// prefix, and boosts phrases and titles.
 	MatchFuzzy MatchMode = "fuzzy"
-	// MatchExact matches the query as written (case- and accent-insensitive
-	// phrase), no typos, no prefixes.
+	// MatchExact matches the words as written (case- and accent-
+	// insensitive), no typos, no stems, no prefixes. Short fields match the
+	// phrase; long fields (bodies, comments, agenda) only guarantee that
+	// every word occurs, and the caller verifies the phrase on the entity
+	// (search.Engine does, through the scorer's exact mode).
 	MatchExact MatchMode = "exact"
 )
 

@@ -50,6 +50,9 @@ type field struct {
 	// p50 at 100k work packages, yet a typo is only worth looking for when
 	// the word as typed is unknown.
 	fuzzyIfMissing bool
+	// noPositions marks fields indexed without term vectors, where a
+	// phrase query cannot run.
+	noPositions bool
 }
 
 // Prose fields (words as written and stemmed): the query's stem matches
@@ -62,8 +65,9 @@ var stemFields = [...]field{
 // Fields holding words as written, for identifiers, prefixes and exact
 // mode.
 var exactFields = [...]field{
-	{name: fieldTitle, boost: 3}, {name: fieldPeople, boost: 2}, {name: fieldAgenda, boost: 1.5}, {name: fieldBody, boost: 1},
-	{name: fieldComments, boost: 1}, {name: fieldLocation, boost: 1}, {name: fieldProjectName, boost: 0.5},
+	{name: fieldTitle, boost: 3}, {name: fieldPeople, boost: 2}, {name: fieldAgenda, boost: 1.5, noPositions: true},
+	{name: fieldBody, boost: 1, noPositions: true}, {name: fieldComments, boost: 1, noPositions: true},
+	{name: fieldLocation, boost: 1}, {name: fieldProjectName, boost: 0.5},
 }
 
 // prefixFields take the last query word as a prefix. Comments, location
@@ -448,11 +452,22 @@ func (b *Bleve) exactQuery(q string) query.Query {
 	}
 	qs := make([]query.Query, 0, len(exactFields)+1)
 	for _, f := range exactFields {
+		// Words as written only: the fields' own analyzer would let
+		// stems stand in ("migrations" for "migration").
+		if f.noPositions {
+			// No term vectors: every word as written must occur; the
+			// caller's scorer verifies the phrase on the entity's text.
+			m := query.NewMatchQuery(q)
+			m.SetField(f.name)
+			m.SetBoost(f.boost)
+			m.Analyzer = analyzerExact
+			m.SetOperator(query.MatchQueryOperatorAnd)
+			qs = append(qs, m)
+			continue
+		}
 		p := query.NewMatchPhraseQuery(q)
 		p.SetField(f.name)
 		p.SetBoost(f.boost)
-		// Words as written only: the fields' own analyzer would let
-		// stems stand in ("migrations" for "migration").
 		p.Analyzer = analyzerExact
 		qs = append(qs, p)
 	}

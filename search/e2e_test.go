@@ -158,6 +158,10 @@ func TestE2E_ReferenceRecall(t *testing.T) {
 		if resp := e.search(t, search.Query{Text: "hiring frieze", Kinds: meetings, Exact: true}); len(resp.Results) != 0 {
 			t.Errorf("exact with a typo found %v", ids(resp))
 		}
+		// Both words occur in meeting 2's notes, but not as this phrase.
+		if resp := e.search(t, search.Query{Text: "freeze hiring", Kinds: meetings, Exact: true}); len(resp.Results) != 0 {
+			t.Errorf("exact with the words reordered found %v", ids(resp))
+		}
 	})
 	t.Run("matched agenda item", func(t *testing.T) {
 		resp := e.search(t, search.Query{Text: "expired certificate", Kinds: meetings})
