@@ -67,6 +67,7 @@ func (s *Server) routes() []route {
 		r(get, "meeting_agenda_items/*", s.getAgendaItem),
 		r(get, "queries", s.listQueries),
 		r(get, "queries/*", s.getQuery),
+		r(get, "spec.json", s.getSpec),
 	}
 }
 
@@ -182,11 +183,16 @@ func (s *Server) listUsers(ex *exchange, _ []string) {
 	var preds []func(*User) bool
 	for _, f := range fs {
 		name := canonicalFilterName(f.Name)
-		if name != "id" {
-			ex.sendAPIError(errInvalidQuery(msgFilterUnknown))
-			return
+		var p func(*User) bool
+		var err *apiError
+		switch name {
+		case "id":
+			p, err = idFilter(f, name, func(u *User) int64 { return u.ID })
+		case "status":
+			p, err = userStatusFilter(f)
+		default:
+			err = errInvalidQuery(msgFilterUnknown)
 		}
-		p, err := idFilter(f, name, func(u *User) int64 { return u.ID })
 		if err != nil {
 			ex.sendAPIError(err)
 			return
@@ -895,19 +901,112 @@ func (s *Server) listQueries(ex *exchange, _ []string) {
 	ex.sendHAL(http.StatusOK, pagedCollection("Collection", "/api/v3/queries", q, pg, len(match), elems, nil, nil))
 }
 
+// getQuery answers GET /queries/{id}. Like the real server it embeds the
+// first page of results, honouring offset and pageSize; the fake's queries
+// store no filters, so the results are the open work packages of the
+// query's project (of all visible projects for global queries).
 func (s *Server) getQuery(ex *exchange, args []string) {
+	q := ex.r.URL.Query()
+	pq := url.Values{}
+	for _, k := range []string{"offset", "pageSize"} {
+		if v, ok := q[k]; ok {
+			pq[k] = v
+		}
+	}
+	pg := s.parsePage(pq)
+	now := s.clock()
 	s.st.mu.RLock()
 	var o obj
+	var apiErr *apiError
 	found := false
 	if id, ok := parseID(args[0]); ok {
 		if qu, ok := s.st.queries[id]; ok && s.queryVisible(ex.user, qu) {
 			o, found = s.newRenderer(ex.user).query(qu), true
+			project := ""
+			if qu.Project != nil && qu.Project.ID != 0 {
+				project = itoa(qu.Project.ID)
+			}
+			var results obj
+			if results, apiErr = s.renderWorkPackageList(ex, pq, project, pg, now); apiErr == nil {
+				o = append(obj{{"_embedded", obj{{"results", results}}}}, o...)
+			}
 		}
 	}
 	s.st.mu.RUnlock()
-	if !found {
+	switch {
+	case !found:
 		ex.sendAPIError(errNotFound(msgNotFound))
-		return
+	case apiErr != nil:
+		ex.sendAPIError(apiErr)
+	default:
+		ex.sendHAL(http.StatusOK, o)
 	}
-	ex.sendHAL(http.StatusOK, o)
+}
+
+// userStatusFilter implements the users' status filter (=, !) over the
+// status names active, locked, invited and registered.
+func userStatusFilter(f openproject.Filter) (func(*User) bool, *apiError) {
+	if f.Operator != "=" && f.Operator != "!" {
+		return nil, errOperator("status")
+	}
+	if len(f.Values) == 0 {
+		return nil, errValues("status")
+	}
+	want := map[string]bool{}
+	for _, v := range f.Values {
+		switch v {
+		case "active", "locked", "invited", "registered":
+			want[v] = true
+		default:
+			return nil, errValues("status")
+		}
+	}
+	neg := f.Operator == "!"
+	return func(u *User) bool {
+		st := u.Status
+		if st == "" {
+			st = "active"
+		}
+		return want[st] != neg
+	}, nil
+}
+
+// getSpec answers GET /spec.json with a small OpenAPI document in the
+// shape of the real one (the real document is about 1.2 MB), enough for
+// clients that summarise or filter it.
+func (s *Server) getSpec(ex *exchange, _ []string) {
+	op := func(tag, summary, id string) obj {
+		return obj{{"tags", []string{tag}}, {"summary", summary}, {"operationId", id},
+			{"responses", obj{{"200", obj{{"description", "OK"}}}}}}
+	}
+	schema := func(props ...string) obj {
+		p := obj{}
+		for _, name := range props {
+			p = append(p, kv{name, obj{{"type", "string"}}})
+		}
+		return obj{{"type", "object"}, {"properties", p}}
+	}
+	ex.sendHAL(http.StatusOK, obj{
+		{"openapi", "3.0.3"},
+		{"info", obj{{"title", "OpenProject API V3 (Stable)"}, {"version", "3"}}},
+		{"tags", []obj{{{"name", "Projects"}}, {{"name", "Work Packages"}}, {{"name", "Meetings"}}}},
+		{"paths", obj{
+			{"/api/v3/projects", obj{{"get", op("Projects", "List projects", "list_projects")}}},
+			{"/api/v3/projects/{id}", obj{{"get", op("Projects", "View project", "view_project")}}},
+			{"/api/v3/work_packages", obj{
+				{"get", op("Work Packages", "List work packages", "list_work_packages")},
+				{"post", op("Work Packages", "Create work package", "create_work_package")},
+			}},
+			{"/api/v3/work_packages/{id}", obj{
+				{"get", op("Work Packages", "View work package", "view_work_package")},
+				{"patch", op("Work Packages", "Update a work package", "update_work_package")},
+			}},
+			{"/api/v3/meetings/{id}", obj{{"get", op("Meetings", "View meeting", "view_meeting")}}},
+		}},
+		{"components", obj{{"schemas", obj{
+			{"ProjectModel", schema("identifier", "name")},
+			{"WorkPackageModel", schema("subject", "startDate", "dueDate")},
+			{"WorkPackagePatchModel", schema("subject", "lockVersion")},
+		}}}},
+	})
 }

@@ -39,9 +39,25 @@ type wpInput struct {
 	LockVersion *int                       `json:"lockVersion"`
 	Subject     *string                    `json:"subject"`
 	Description *formattableInput          `json:"description"`
-	StartDate   *string                    `json:"startDate"`
-	DueDate     *string                    `json:"dueDate"`
+	StartDate   optDate                    `json:"startDate"`
+	DueDate     optDate                    `json:"dueDate"`
 	Links       map[string]json.RawMessage `json:"_links"`
+}
+
+// optDate is a date property of a request body: absent leaves the date
+// alone, null clears it (as the real server does), a string sets it.
+type optDate struct {
+	set bool
+	val string
+}
+
+func (d *optDate) UnmarshalJSON(b []byte) error {
+	d.set = true
+	if string(b) == "null" {
+		d.val = ""
+		return nil
+	}
+	return json.Unmarshal(b, &d.val)
 }
 
 // formattableInput is the writable part of a Formattable.
@@ -107,19 +123,19 @@ func (s *Server) applyWPInput(u *User, next *openproject.WorkPackage, in *wpInpu
 	}
 	for _, f := range []struct {
 		attr string
-		in   *string
+		in   optDate
 		dst  *string
 	}{{"startDate", in.StartDate, &next.StartDate}, {"dueDate", in.DueDate, &next.DueDate}} {
-		if f.in == nil {
+		if !f.in.set {
 			continue
 		}
-		if *f.in != "" {
-			if _, err := time.Parse(time.DateOnly, *f.in); err != nil {
+		if f.in.val != "" {
+			if _, err := time.Parse(time.DateOnly, f.in.val); err != nil {
 				return &apiError{status: http.StatusUnprocessableEntity, identifier: "PropertyFormatError",
 					message: attrNames[f.attr] + " is not a valid date.", attribute: attrNames[f.attr]}
 			}
 		}
-		*f.dst = *f.in
+		*f.dst = f.in.val
 	}
 	required := []struct {
 		name, base string
