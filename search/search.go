@@ -61,8 +61,13 @@ type Query struct {
 	Kinds []indexer.Kind
 	// ProjectIDs restricts to these projects (and, for kind project, to
 	// those projects themselves).
-	ProjectIDs    []int64
-	Closed        *bool
+	ProjectIDs []int64
+	Closed     *bool
+	// Statuses restricts to work packages whose status id or name
+	// (case-insensitive) is one of these; it implies kind work_package.
+	// The index has no status field, so the filter applies to the
+	// candidates, of which more are examined (statusWindow).
+	Statuses      []string
 	Types         []string
 	AssigneeIDs   []int64
 	UpdatedAfter  time.Time
@@ -187,8 +192,13 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		mode = indexer.MatchExact
 	}
 	window := max(e.opts.Candidates, q.Page*q.PageSize)
+	kinds := q.Kinds
+	if len(q.Statuses) > 0 {
+		kinds = []indexer.Kind{indexer.KindWorkPackage}
+		window = min(window*statusWindow, maxWindow)
+	}
 	res, err := e.idx.Search(ctx, indexer.SearchOptions{
-		Query: q.Text, Mode: mode, Kinds: q.Kinds, ProjectIDs: q.ProjectIDs, Closed: q.Closed,
+		Query: q.Text, Mode: mode, Kinds: kinds, ProjectIDs: q.ProjectIDs, Closed: q.Closed,
 		Types: q.Types, AssigneeIDs: q.AssigneeIDs, UpdatedAfter: q.UpdatedAfter, UpdatedBefore: q.UpdatedBefore,
 		Size: window,
 	})
@@ -198,6 +208,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 	cands, err := e.hydrate(ctx, res.Hits)
 	if err != nil {
 		return Response{}, err
+	}
+	if len(q.Statuses) > 0 {
+		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return !hasStatus(c.wp, q.Statuses) })
 	}
 	ranked := e.rank(cands, q)
 	resp.Total = len(ranked)
@@ -210,6 +223,28 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 	}
 	resp.TookMS = float64(time.Since(start).Microseconds()) / 1000
 	return resp, nil
+}
+
+// statusWindow multiplies the candidates examined when a status filter
+// drops some of them after the index query; maxWindow is the index's
+// largest page.
+const (
+	statusWindow = 5
+	maxWindow    = 1000
+)
+
+// hasStatus reports whether wp's status id or name is one of statuses.
+func hasStatus(wp *openproject.WorkPackage, statuses []string) bool {
+	if wp == nil {
+		return false
+	}
+	id := strconv.FormatInt(wp.Status.ID, 10)
+	for _, s := range statuses {
+		if s == id || strings.EqualFold(strings.TrimSpace(s), wp.Status.Title) {
+			return true
+		}
+	}
+	return false
 }
 
 // candidate is an index hit with its entity loaded from the store.

@@ -36,6 +36,14 @@
 // id and later pages may hold older timestamps. A cancelled or crashed sync
 // therefore loses nothing and duplicates nothing; the next one converges.
 //
+// # Read-your-writes
+//
+// Worker.RefreshWorkPackage re-reads one work package and its activities
+// after a write through the MCP server and commits them like a sync batch.
+// It does not wait for a running sync: commits are serialised (commitMu),
+// and a sync never replaces a stored work package with an older listed
+// copy, so the two converge in either order.
+//
 // # Cost of a sync without changes
 //
 // Options.UnchangedSyncRequests: UnchangedSyncBaseRequests (4) plus

@@ -168,6 +168,12 @@ type Worker struct {
 	log  *slog.Logger
 
 	running gosync.Mutex
+	// commitMu serialises commits. A sync holds running for minutes, so a
+	// refresh after a write (RefreshWorkPackage) does not wait for it;
+	// instead every commit, the sync's and the refresh's, runs alone, which
+	// keeps the pending-index marker of one from being cleared by another
+	// and lets a commit re-check the store right before it writes.
+	commitMu gosync.Mutex
 }
 
 // New returns a Worker. api must be authenticated as the store's user.
@@ -327,6 +333,13 @@ const pendingKey = "sync.pending_index"
 // store, so de-duplication against the store never hides a document the
 // index lacks, and the cursor never moves before the index has the data.
 func (w *Worker) commit(ctx context.Context, write func(*store.WriteTx) error, docs []indexer.Document, dels []string, st *store.SyncState) error {
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	return w.commitLocked(ctx, write, docs, dels, st)
+}
+
+// commitLocked is commit for a caller that holds commitMu.
+func (w *Worker) commitLocked(ctx context.Context, write func(*store.WriteTx) error, docs []indexer.Document, dels []string, st *store.SyncState) error {
 	touches := len(docs) > 0 || len(dels) > 0
 	// earlier holds ids left pending by a failed commit of this sync;
 	// they stay pending (for the next Sync's recovery) while this commit

@@ -145,11 +145,34 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 		return len(changed), err
 	}
 
+	// A refresh after a write (RefreshWorkPackage) may have stored a newer
+	// copy since this page was listed; the check runs under commitMu, so
+	// nothing can slip in between it and the write, and an older listing
+	// never replaces what the caller just wrote.
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	newer := make([]bool, len(changed))
+	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
+		for i, wp := range changed {
+			old, found, err := tx.WorkPackage(wp.ID)
+			if err != nil {
+				return err
+			}
+			newer[i] = found && old.UpdatedAt.After(wp.UpdatedAt)
+		}
+		return nil
+	}); err != nil {
+		return len(changed), err
+	}
+
 	var docs []indexer.Document
 	var dels []string
 	var puts, deletes int
 	write := func(tx *store.WriteTx) error {
 		for i, wp := range changed {
+			if newer[i] {
+				continue
+			}
 			if gone[i] {
 				if known[wp.ID] {
 					if err := tx.Delete(store.KindWorkPackage, wp.ID); err != nil {
@@ -169,6 +192,7 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 	}
 	for i, wp := range changed {
 		switch {
+		case newer[i]:
 		case gone[i] && known[wp.ID]:
 			dels = append(dels, indexer.DocID(indexer.KindWorkPackage, wp.ID))
 			deletes++
@@ -177,7 +201,7 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 			puts++
 		}
 	}
-	if err := w.commit(ctx, write, docs, dels, st); err != nil {
+	if err := w.commitLocked(ctx, write, docs, dels, st); err != nil {
 		return len(changed), err
 	}
 	kr.Updated += puts

@@ -1,0 +1,89 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/store"
+)
+
+// RefreshWorkPackage re-reads one work package and its activities from the
+// API and writes them to the store and the index, so that a search right
+// after a write through this server sees it (read-your-writes) without
+// waiting for the next scheduled sync. A work package the server no longer
+// shows (deleted, or hidden from this user) is removed from both.
+//
+// It does not wait for a running sync, which can take minutes: it commits
+// like a sync batch (crash-safe, with the pending-index marker) under the
+// worker's commit lock, and the sync never replaces a stored copy with an
+// older listed one, so the two converge whatever their order. A stored copy
+// newer than the one fetched here is kept for the same reason.
+//
+// The work package is read through the same list endpoint the crawl uses,
+// filtered by id, so its document is built from the same representation.
+func (w *Worker) RefreshWorkPackage(ctx context.Context, id int64) error {
+	if id <= 0 {
+		return fmt.Errorf("refresh work package: invalid id %d", id)
+	}
+	p, err := w.api.ListWorkPackages(ctx, openproject.ListOptions{
+		Filters:  openproject.Filters{openproject.StatusAll(), openproject.IDs(id)},
+		PageSize: 1,
+	})
+	if err != nil {
+		return fmt.Errorf("refresh work package %d: %w", id, err)
+	}
+	var wp openproject.WorkPackage
+	found := false
+	for _, it := range p.Items {
+		if it.ID == id {
+			wp, found = it, true
+		}
+	}
+	var acts []openproject.Activity
+	if found {
+		acts, err = w.api.Activities(ctx, id)
+		if errors.Is(err, openproject.ErrNotFound) {
+			found = false // deleted between the two requests
+		} else if err != nil {
+			return fmt.Errorf("refresh activities of work package %d: %w", id, err)
+		}
+	}
+
+	w.commitMu.Lock()
+	defer w.commitMu.Unlock()
+	old, stored, err := w.st.WorkPackage(id)
+	if err != nil {
+		return fmt.Errorf("refresh work package %d: %w", id, err)
+	}
+	docID := indexer.DocID(indexer.KindWorkPackage, id)
+	if !found {
+		if !stored {
+			return nil
+		}
+		err = w.commitLocked(ctx, func(tx *store.WriteTx) error {
+			return tx.Delete(store.KindWorkPackage, id)
+		}, nil, []string{docID}, nil)
+		if err != nil {
+			return fmt.Errorf("refresh work package %d: %w", id, err)
+		}
+		w.log.Debug("refresh removed work package", "id", id)
+		return nil
+	}
+	if stored && old.UpdatedAt.After(wp.UpdatedAt) {
+		return nil
+	}
+	err = w.commitLocked(ctx, func(tx *store.WriteTx) error {
+		if err := tx.PutWorkPackage(wp); err != nil {
+			return err
+		}
+		return tx.PutActivities(id, acts)
+	}, []indexer.Document{workPackageDoc(wp, acts)}, nil, nil)
+	if err != nil {
+		return fmt.Errorf("refresh work package %d: %w", id, err)
+	}
+	w.log.Debug("refreshed work package", "id", id, "activities", len(acts))
+	return nil
+}
