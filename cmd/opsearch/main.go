@@ -22,6 +22,8 @@ func main() {
 
 // env gives a command its process environment; tests pass their own.
 type env struct {
+	// stdin is read only by serve, as the MCP stream.
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	logger         *slog.Logger
@@ -35,6 +37,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "speak MCP on stdin/stdout, syncing in the background (the default command)", runServe},
 		{"sync", "sync the configured user's OpenProject data into the local index once", runSync},
 		{"search", "search the local index (no network)", runSearch},
 		{"status", "show what the local index holds, how fresh and complete it is", runStatus},
@@ -43,17 +46,18 @@ func commands() []command {
 }
 
 // run dispatches to a subcommand and turns its error into one line on
-// stderr and an exit code.
+// stderr and an exit code. No arguments at all means serve: MCP clients
+// are often configured with the bare command.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := env{
-		stdout: stdout, stderr: stderr, getenv: os.Getenv,
+		stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv,
 		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv("OPSEARCH_LOG_LEVEL"))})),
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		args = []string{"serve"}
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	for _, c := range commands() {
@@ -75,7 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: opsearch <command> [flags]\n\ncommands:")
+	fmt.Fprintln(w, "usage: opsearch [command] [flags]   (no command: serve)\n\ncommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}

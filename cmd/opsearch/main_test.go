@@ -36,7 +36,7 @@ func TestRun_Usage(t *testing.T) {
 		code    int
 		wantErr string
 	}{
-		{nil, 2, "usage: opsearch"},
+		{nil, 1, "opsearch serve: OPENPROJECT_BASE_URL is not set"}, // no arguments: serve
 		{[]string{"help"}, 0, "fakeop"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"fakeop", "--profile", "ancient"}, 1, "--profile must be current or legacy"},
@@ -47,6 +47,8 @@ func TestRun_Usage(t *testing.T) {
 		{[]string{"fakeop", "extra"}, 1, `unexpected argument "extra"`},
 		{[]string{"fakeop", "--no-such-flag"}, 1, "flag provided but not defined"},
 	}
+	t.Setenv("OPENPROJECT_BASE_URL", "")
+	t.Setenv("OPENPROJECT_API_KEY", "")
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer

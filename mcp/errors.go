@@ -1,0 +1,95 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/opsearch/opsearch/openproject"
+)
+
+// ErrIndexNotReady is returned by Index.Searcher while the local index is
+// still being opened or built for the first time.
+var ErrIndexNotReady = errors.New("the local index is not ready yet")
+
+// ArgError is a bad tool argument. Its text names the parameter and the
+// problem and goes to the caller verbatim.
+type ArgError struct {
+	Param string
+	Msg   string
+}
+
+func (e *ArgError) Error() string { return fmt.Sprintf("invalid argument %s: %s", e.Param, e.Msg) }
+
+func argErr(param, format string, args ...any) error {
+	return &ArgError{Param: param, Msg: fmt.Sprintf(format, args...)}
+}
+
+// fail turns err into the user-safe error a tool returns (it becomes an
+// isError result), and logs the structured cause with a request id that the
+// message repeats, so an operator can find the log line. Upstream text
+// never reaches the caller unfiltered: only the server's own short
+// messages for rejected queries and writes, which describe the caller's
+// input.
+func (s *Server) fail(ctx context.Context, tool string, err error) error {
+	var ae *ArgError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	id := requestID()
+	msg := userMessage(err)
+	s.log.ErrorContext(ctx, "tool call failed", "tool", tool, "request_id", id, "error", err.Error())
+	return fmt.Errorf("%s (request id %s)", msg, id)
+}
+
+func userMessage(err error) string {
+	var oe *openproject.Error
+	hasOE := errors.As(err, &oe)
+	switch {
+	case errors.Is(err, ErrIndexNotReady):
+		return err.Error()
+	case errors.Is(err, context.Canceled):
+		return "the request was cancelled"
+	case errors.Is(err, openproject.ErrUnauthenticated):
+		return "OpenProject rejected the API key (HTTP 401): check OPENPROJECT_API_KEY"
+	case errors.Is(err, openproject.ErrNotFound):
+		return "not found: the item does not exist or this API key may not see it"
+	case errors.Is(err, openproject.ErrPermission):
+		return "no permission: this API key may not do that (HTTP 403)"
+	case errors.Is(err, openproject.ErrRateLimited):
+		wait := 0.0
+		if hasOE {
+			wait = math.Ceil(oe.RetryAfter.Seconds())
+		}
+		if wait > 0 {
+			return fmt.Sprintf("OpenProject is rate limiting requests: retry after %.0f s", wait)
+		}
+		return "OpenProject is rate limiting requests: retry later"
+	case errors.Is(err, openproject.ErrUnsupported):
+		return "not supported by this OpenProject server"
+	case errors.Is(err, openproject.ErrInvalidQuery) && hasOE && oe.Message != "":
+		return "OpenProject rejected the query: " + oe.Message
+	case errors.Is(err, openproject.ErrValidation) && hasOE && oe.Message != "":
+		return "OpenProject rejected the change: " + oe.Message
+	case errors.Is(err, openproject.ErrConflict):
+		return "the work package was changed by someone else since it was read (HTTP 409)"
+	case errors.Is(err, openproject.ErrServer), errors.Is(err, openproject.ErrNetwork),
+		errors.Is(err, openproject.ErrMalformed), errors.Is(err, context.DeadlineExceeded):
+		return "OpenProject is unavailable right now: try again later"
+	case errors.Is(err, openproject.ErrRequest), errors.Is(err, openproject.ErrInvalidQuery):
+		return "OpenProject rejected the request"
+	}
+	return "internal error"
+}
+
+func requestID() string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Sprintf("t%x", time.Now().UnixNano())
+	}
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,266 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	gosync "sync"
+	"time"
+
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/search"
+	"github.com/opsearch/opsearch/store"
+	"github.com/opsearch/opsearch/sync"
+)
+
+// UserIndex is the production Index: one user's store and bleve index
+// (a *sync.User) behind a search engine. The server is built with a
+// UserIndex that is not ready yet, so tools/list is answered before any
+// file or network access; the caller opens the user in the background and
+// hands it over with SetUser. Until then Searcher returns ErrIndexNotReady,
+// or the reason opening failed (SetOpenError), so a search never answers a
+// bare "no results" for an auth or network failure.
+//
+// It is safe for concurrent use. Searches hold a read lock while they use
+// the user's files; SetUser and Close take the write lock, so a user is
+// never closed under a running search.
+type UserIndex struct {
+	schedule string
+
+	mu      gosync.RWMutex
+	user    *sync.User
+	eng     *search.Engine
+	openErr error
+	// projects caches identifier -> id of the stored projects; it is
+	// dropped when it misses, since projects are few and rarely change.
+	projects map[string]int64
+
+	syncMu   gosync.Mutex
+	lastSync *SyncRun
+	syncs    int
+}
+
+// UserIndexOptions configure a UserIndex.
+type UserIndexOptions struct {
+	// Schedule is the sync schedule shown by openproject_sync_status.
+	Schedule string
+}
+
+// NewUserIndex returns a UserIndex that is not ready.
+func NewUserIndex(opts UserIndexOptions) *UserIndex {
+	return &UserIndex{schedule: opts.Schedule}
+}
+
+var _ Index = (*UserIndex)(nil)
+
+// SetUser makes u the index searched from now on and returns the user it
+// replaces (nil if none), which the caller closes. A nil u makes the index
+// not ready again.
+func (x *UserIndex) SetUser(u *sync.User) *sync.User {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	old := x.user
+	x.user, x.projects = u, nil
+	if u == nil {
+		x.eng = nil
+	} else if old != u || x.eng == nil {
+		x.eng = search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding})
+		x.openErr = nil
+	}
+	if old == u {
+		return nil
+	}
+	return old
+}
+
+// SetWorker attaches the sync worker to the current user: a user opened
+// without the network (sync.OpenLocal) has none until the API confirmed
+// whose key this is. The field is written under the lock the tools read
+// it with.
+func (x *UserIndex) SetWorker(w *sync.Worker) {
+	x.mu.Lock()
+	if x.user != nil {
+		x.user.Worker = w
+	}
+	x.mu.Unlock()
+}
+
+// SetOpenError records why the user's index cannot be opened (nil clears
+// it); searches report it while no user is set.
+func (x *UserIndex) SetOpenError(err error) {
+	x.mu.Lock()
+	x.openErr = err
+	x.mu.Unlock()
+}
+
+// Close closes the current user, waiting for running searches, and makes
+// the index not ready. Stop the sync scheduler first.
+func (x *UserIndex) Close() error {
+	if u := x.SetUser(nil); u != nil {
+		return u.Close()
+	}
+	return nil
+}
+
+// RecordSync remembers the outcome of a sync for openproject_sync_status;
+// pass it as sync.SchedulerOptions.OnSync.
+func (x *UserIndex) RecordSync(rep sync.Report, err error) {
+	run := &SyncRun{StartedAt: rep.Started, DurationMS: rep.Duration.Milliseconds(), Requests: rep.Requests, OK: err == nil}
+	if err != nil {
+		// The per-kind errors are in the sync states; this is the summary
+		// in the words the tools use for the same failures.
+		run.Error = userMessage(err)
+		if run.Error == "internal error" {
+			run.Error = "the sync failed: see the server log"
+		}
+	}
+	x.syncMu.Lock()
+	x.lastSync = run
+	x.syncs++
+	x.syncMu.Unlock()
+}
+
+// Searcher implements Index.
+func (x *UserIndex) Searcher() (Searcher, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.eng != nil {
+		return userSearcher{x}, nil
+	}
+	if x.openErr != nil {
+		return nil, fmt.Errorf("open the local index: %w", x.openErr)
+	}
+	return nil, ErrIndexNotReady
+}
+
+// RefreshWorkPackage implements Index through the user's worker. A
+// rebuild of the index from the store must not race a commit, so it waits
+// for one (bounded by ctx, which the tool call owns).
+func (x *UserIndex) RefreshWorkPackage(ctx context.Context, id int64) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.user == nil {
+		if x.openErr != nil {
+			return fmt.Errorf("open the local index: %w", x.openErr)
+		}
+		return ErrIndexNotReady
+	}
+	if x.user.Worker == nil {
+		return errors.New("refresh work package: the sync worker has not started (OpenProject not reached yet)")
+	}
+	if on, _ := x.user.Rebuilding(); on {
+		if err := x.user.WaitRebuild(ctx); err != nil {
+			return err
+		}
+	}
+	return x.user.Worker.RefreshWorkPackage(ctx, id)
+}
+
+// userSearcher searches the UserIndex's current user under its read lock.
+type userSearcher struct{ x *UserIndex }
+
+func (s userSearcher) Search(ctx context.Context, q search.Query) (search.Response, error) {
+	s.x.mu.RLock()
+	defer s.x.mu.RUnlock()
+	if s.x.eng == nil {
+		return search.Response{}, ErrIndexNotReady
+	}
+	return s.x.eng.Search(ctx, q)
+}
+
+func (s userSearcher) Freshness(ctx context.Context) (search.Freshness, error) {
+	s.x.mu.RLock()
+	defer s.x.mu.RUnlock()
+	if s.x.eng == nil {
+		return search.Freshness{}, ErrIndexNotReady
+	}
+	return s.x.eng.Freshness(ctx)
+}
+
+// ResolveProject implements projectResolver from the stored projects, so
+// search tools accept an identifier ("website-relaunch") without an API
+// request.
+func (s userSearcher) ResolveProject(ctx context.Context, identifier string) (int64, bool, error) {
+	key := strings.ToLower(identifier)
+	s.x.mu.RLock()
+	if s.x.user == nil {
+		s.x.mu.RUnlock()
+		return 0, false, ErrIndexNotReady
+	}
+	if id, ok := s.x.projects[key]; ok {
+		s.x.mu.RUnlock()
+		return id, true, nil
+	}
+	m := map[string]int64{}
+	err := s.x.user.Store.ScanProjects(ctx, store.DefaultScanBatch, func(ps []openproject.Project) error {
+		for _, p := range ps {
+			m[strings.ToLower(p.Identifier)] = p.ID
+		}
+		return nil
+	})
+	u := s.x.user
+	s.x.mu.RUnlock()
+	if err != nil {
+		return 0, false, fmt.Errorf("read projects: %w", err)
+	}
+	s.x.mu.Lock()
+	if s.x.user == u {
+		s.x.projects = m
+	}
+	s.x.mu.Unlock()
+	id, ok := m[key]
+	return id, ok, nil
+}
+
+// syncInfo describes the user, the schedule and the last sync. It holds
+// no secret: the API key is never part of it.
+func (x *UserIndex) syncInfo() SyncInfo {
+	x.mu.RLock()
+	info := SyncInfo{Schedule: x.schedule}
+	if u := x.user; u != nil {
+		info.User = &SyncUser{ID: u.Identity.UserID, Login: u.Identity.Login, Name: u.Identity.Name}
+		info.Instance = u.Identity.BaseURL
+		info.DataDir = u.Dir
+		info.SyncWorker = u.Worker != nil
+		if u.Worker == nil {
+			info.Note = "searching the local index; OpenProject has not been reached yet, so no sync is running"
+		}
+	}
+	x.mu.RUnlock()
+	x.syncMu.Lock()
+	info.LastSync = x.lastSync
+	info.SyncsSinceStart = x.syncs
+	x.syncMu.Unlock()
+	return info
+}
+
+// SyncInfo is what openproject_sync_status adds to the index freshness.
+type SyncInfo struct {
+	User     *SyncUser `json:"user,omitempty"`
+	Instance string    `json:"instance,omitempty"`
+	DataDir  string    `json:"dataDir,omitempty"`
+	Schedule string    `json:"schedule,omitempty"`
+	// SyncWorker is true once the background sync worker has started.
+	SyncWorker      bool     `json:"syncWorker"`
+	SyncsSinceStart int      `json:"syncsSinceStart"`
+	LastSync        *SyncRun `json:"lastSync,omitempty"`
+	// Note is merged into the answer's note.
+	Note string `json:"-"`
+}
+
+// SyncUser identifies whose data is indexed.
+type SyncUser struct {
+	ID    int64  `json:"id"`
+	Login string `json:"login,omitempty"`
+	Name  string `json:"name,omitempty"`
+}
+
+// SyncRun is the outcome of one sync.
+type SyncRun struct {
+	StartedAt  time.Time `json:"startedAt"`
+	DurationMS int64     `json:"durationMs"`
+	Requests   int       `json:"requests"`
+	OK         bool      `json:"ok"`
+	Error      string    `json:"error,omitempty"`
+}

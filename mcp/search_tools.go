@@ -1,0 +1,544 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/search"
+	"github.com/opsearch/opsearch/store"
+	"github.com/opsearch/opsearch/sync"
+)
+
+// The search tools answer from the local index only: no API request, so
+// they are fast, work while OpenProject is slow, and never fail because of
+// it. Every answer carries an "index" block saying per kind when it was
+// synced and whether the crawl is complete, because an empty result from an
+// incomplete index must not read as "nothing exists".
+
+// Tool names.
+const (
+	toolSearch             = "openproject_search"
+	toolSearchWorkPackages = "openproject_search_work_packages"
+	toolSearchWikiPages    = "openproject_search_wiki_pages"
+	toolSearchMeetings     = "openproject_search_meetings"
+	toolSyncStatus         = "openproject_sync_status"
+)
+
+// Paging limits. The index hands at most maxResultWindow ranked results to
+// the engine, so pages beyond them cannot be served.
+const (
+	defaultPageSize = 20
+	maxQueryRunes   = 500
+	maxResultWindow = 1000
+)
+
+// projectResolver is implemented by searchers that can map a project
+// identifier to its id without the API (UserIndex does, from the store).
+type projectResolver interface {
+	ResolveProject(ctx context.Context, identifier string) (id int64, found bool, err error)
+}
+
+// syncInfoSource is implemented by indexes that know whose data they hold
+// and how it is synced (UserIndex).
+type syncInfoSource interface {
+	syncInfo() SyncInfo
+}
+
+// searchProject is a project given as a numeric id or an identifier, the
+// reference server's `number | string`.
+type searchProject struct {
+	id    int64
+	ident string
+	set   bool
+}
+
+// UnmarshalJSON accepts a number, a numeric string or an identifier.
+func (p *searchProject) UnmarshalJSON(b []byte) error {
+	*p = searchProject{}
+	if string(b) == "null" {
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err == nil {
+		id, err := n.Int64()
+		if err != nil {
+			return argErr("projectId", "must be a whole number or a project identifier, not %s", n)
+		}
+		*p = searchProject{id: id, set: true}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return argErr("projectId", "must be a number or a string")
+	}
+	s = strings.TrimSpace(s)
+	if id, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*p = searchProject{id: id, set: true}
+		return nil
+	}
+	*p = searchProject{ident: s, set: true}
+	return nil
+}
+
+// MarshalJSON writes the value back (golden files show inputs).
+func (p searchProject) MarshalJSON() ([]byte, error) {
+	switch {
+	case !p.set:
+		return []byte("null"), nil
+	case p.ident != "":
+		return json.Marshal(p.ident)
+	}
+	return json.Marshal(p.id)
+}
+
+func (p searchProject) IsZero() bool { return !p.set }
+
+// Inputs. The jsonschema tag is the parameter's description; enums and
+// bounds are added in toolSchema.
+type searchAllIn struct {
+	Query     string        `json:"query" jsonschema:"words, a phrase, #123 or PROJ-12; typos and word forms tolerated"`
+	Kinds     []string      `json:"kinds,omitempty" jsonschema:"only these kinds (default all)"`
+	ProjectID searchProject `json:"projectId,omitzero" jsonschema:"only this project: numeric id or identifier"`
+	MatchMode string        `json:"matchMode,omitempty" jsonschema:"fuzzy (default) tolerates typos and prefixes; exact matches the words as written"`
+	Offset    int           `json:"offset,omitempty" jsonschema:"page number, 1-based (default 1)"`
+	PageSize  int           `json:"pageSize,omitempty" jsonschema:"results per page (default 20)"`
+}
+
+type searchWorkPackagesIn struct {
+	Query     string        `json:"query" jsonschema:"words, a phrase, #123 or PROJ-12; typos and word forms tolerated"`
+	ProjectID searchProject `json:"projectId,omitzero" jsonschema:"only this project: numeric id or identifier"`
+	Status    string        `json:"status,omitempty" jsonschema:"open, closed, all (default), or a status id or name"`
+	MatchMode string        `json:"matchMode,omitempty" jsonschema:"fuzzy (default) or exact"`
+	Offset    int           `json:"offset,omitempty" jsonschema:"page number, 1-based (default 1)"`
+	PageSize  int           `json:"pageSize,omitempty" jsonschema:"results per page (default 20)"`
+}
+
+type searchWikiIn struct {
+	Query        string        `json:"query,omitempty" jsonschema:"words or a phrase matched against title and text; empty lists the most recently updated pages"`
+	ProjectID    searchProject `json:"projectId,omitzero" jsonschema:"only this project: numeric id or identifier"`
+	Limit        int           `json:"limit,omitempty" jsonschema:"maximum results (default 20)"`
+	MatchMode    string        `json:"matchMode,omitempty" jsonschema:"fuzzy (default) or exact"`
+	RefreshCache bool          `json:"refreshCache,omitempty" jsonschema:"accepted for compatibility and ignored: the index is kept current by the background sync"`
+}
+
+type searchMeetingsIn struct {
+	Query     string        `json:"query" jsonschema:"words or a phrase; typos and word forms tolerated"`
+	ProjectID searchProject `json:"projectId,omitzero" jsonschema:"only this project: numeric id or identifier"`
+	MatchMode string        `json:"matchMode,omitempty" jsonschema:"fuzzy (default) or exact"`
+	Offset    int           `json:"offset,omitempty" jsonschema:"page number, 1-based (default 1)"`
+	PageSize  int           `json:"pageSize,omitempty" jsonschema:"results per page (default 20)"`
+}
+
+type syncStatusIn struct{}
+
+// searchAnswer is the result of every search tool.
+type searchAnswer struct {
+	Query             string          `json:"query"`
+	MatchMode         string          `json:"matchMode"`
+	Results           []search.Result `json:"results"`
+	Total             int             `json:"total"`
+	TotalIsLowerBound bool            `json:"totalIsLowerBound,omitempty"`
+	Offset            int             `json:"offset"`
+	PageSize          int             `json:"pageSize"`
+	// NextOffset is the offset of the next page, when there is one.
+	NextOffset int         `json:"nextOffset,omitempty"`
+	Index      answerIndex `json:"index"`
+	Note       string      `json:"note,omitempty"`
+	TookMS     float64     `json:"tookMs"`
+}
+
+// answerIndex is the index state as far as the searched kinds go.
+type answerIndex struct {
+	Ready      bool                  `json:"ready"`
+	Complete   bool                  `json:"complete"`
+	Rebuilding bool                  `json:"rebuilding,omitempty"`
+	Note       string                `json:"note,omitempty"`
+	Kinds      map[string]answerKind `json:"kinds,omitempty"`
+}
+
+type answerKind struct {
+	Items       int        `json:"items"`
+	LastSync    *time.Time `json:"lastSync"`
+	Complete    bool       `json:"complete"`
+	LastError   string     `json:"lastError,omitempty"`
+	Unsupported bool       `json:"unsupported,omitempty"`
+	Note        string     `json:"note,omitempty"`
+}
+
+// syncStatusAnswer is the result of openproject_sync_status.
+type syncStatusAnswer struct {
+	Ready      bool   `json:"ready"`
+	Complete   bool   `json:"complete"`
+	Rebuilding bool   `json:"rebuilding,omitempty"`
+	Note       string `json:"note,omitempty"`
+	// Kinds are keyed by stored kind; activities are the work packages'
+	// comments and change journals.
+	Kinds map[string]search.KindFreshness `json:"kinds,omitempty"`
+	SyncInfo
+}
+
+var storeKindOf = map[indexer.Kind]store.Kind{
+	indexer.KindWorkPackage: store.KindWorkPackage,
+	indexer.KindWikiPage:    store.KindWikiPage,
+	indexer.KindMeeting:     store.KindMeeting,
+	indexer.KindProject:     store.KindProject,
+}
+
+func (s *Server) registerSearchTools(srv *sdk.Server) {
+	kindEnum := []any{"work_package", "wiki_page", "meeting", "project"}
+	sdk.AddTool(srv, &sdk.Tool{
+		Name:  toolSearch,
+		Title: "Search OpenProject",
+		Description: "Search everything at once: work packages (subject, description, comments), wiki pages, meetings (agenda items, outcomes, participants) and projects. " +
+			"Reach for this first to find what exists, was decided or discussed. Typo-tolerant and ranked, from the local index in milliseconds; the index block says how fresh it is. " +
+			"Use list_* tools for exact filtered listings, get_* tools for full details.",
+		InputSchema: toolSchema[searchAllIn](func(p map[string]*jsonschema.Schema) {
+			p["kinds"].Items.Enum = kindEnum
+		}),
+		Annotations: readOnlyLocal(),
+	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchAllIn) (*sdk.CallToolResult, any, error) {
+		q, err := parsePaging(in.MatchMode, in.Offset, in.PageSize)
+		if err != nil {
+			return nil, nil, err
+		}
+		if q.Text, err = requireQuery(in.Query); err != nil {
+			return nil, nil, err
+		}
+		for _, k := range in.Kinds {
+			if !slices.Contains(indexer.Kinds(), indexer.Kind(k)) {
+				return nil, nil, argErr("kinds", "%q is not one of work_package, wiki_page, meeting, project", k)
+			}
+			if !slices.Contains(q.Kinds, indexer.Kind(k)) {
+				q.Kinds = append(q.Kinds, indexer.Kind(k))
+			}
+		}
+		return s.search(ctx, toolSearch, q, in.ProjectID, "")
+	})
+
+	sdk.AddTool(srv, &sdk.Tool{
+		Name:  toolSearchWorkPackages,
+		Title: "Search work packages",
+		Description: "Search work packages by subject, description and comments; typo-tolerant, ranked, with the best-matching comment. " +
+			"Prefer this to openproject_list_work_packages to find work by topic; use list for exact filters (assignee, type, sort order).",
+		InputSchema: toolSchema[searchWorkPackagesIn](nil),
+		Annotations: readOnlyLocal(),
+	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchWorkPackagesIn) (*sdk.CallToolResult, any, error) {
+		q, err := parsePaging(in.MatchMode, in.Offset, in.PageSize)
+		if err != nil {
+			return nil, nil, err
+		}
+		if q.Text, err = requireQuery(in.Query); err != nil {
+			return nil, nil, err
+		}
+		q.Kinds = []indexer.Kind{indexer.KindWorkPackage}
+		switch st := strings.TrimSpace(in.Status); strings.ToLower(st) {
+		case "", "all", "*":
+		case "open":
+			q.Closed = ptr(false)
+		case "closed":
+			q.Closed = ptr(true)
+		default:
+			if utf8.RuneCountInString(st) > 100 {
+				return nil, nil, argErr("status", "is longer than 100 characters")
+			}
+			q.Statuses = []string{st}
+		}
+		return s.search(ctx, toolSearchWorkPackages, q, in.ProjectID, "")
+	})
+
+	sdk.AddTool(srv, &sdk.Tool{
+		Name:        toolSearchWikiPages,
+		Title:       "Search wiki pages",
+		Description: "Search wiki pages by title and text; typo-tolerant and ranked. Without a query, lists the most recently updated pages (of a project, if given).",
+		InputSchema: toolSchema[searchWikiIn](nil),
+		Annotations: readOnlyLocal(),
+	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchWikiIn) (*sdk.CallToolResult, any, error) {
+		if in.Limit < 0 || in.Limit > search.MaxPageSize {
+			return nil, nil, argErr("limit", "must be between 1 and %d, not %d", search.MaxPageSize, in.Limit)
+		}
+		q, err := parsePaging(in.MatchMode, 1, in.Limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		q.Text = strings.TrimSpace(in.Query)
+		if utf8.RuneCountInString(q.Text) > maxQueryRunes {
+			return nil, nil, argErr("query", "is longer than %d characters", maxQueryRunes)
+		}
+		q.Kinds = []indexer.Kind{indexer.KindWikiPage}
+		note := ""
+		if in.RefreshCache {
+			note = "refreshCache is ignored: wiki pages are searched in the local index, which the background sync keeps current (see index.kinds.wiki_page.lastSync)"
+		}
+		return s.search(ctx, toolSearchWikiPages, q, in.ProjectID, note)
+	})
+
+	sdk.AddTool(srv, &sdk.Tool{
+		Name:  toolSearchMeetings,
+		Title: "Search meetings",
+		Description: "Search meetings by title, location, project, author, agenda items, notes, outcomes and participants; typo-tolerant, ranked, with the matching agenda items. " +
+			"Use openproject_list_meetings for upcoming or past meetings by date.",
+		InputSchema: toolSchema[searchMeetingsIn](nil),
+		Annotations: readOnlyLocal(),
+	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchMeetingsIn) (*sdk.CallToolResult, any, error) {
+		q, err := parsePaging(in.MatchMode, in.Offset, in.PageSize)
+		if err != nil {
+			return nil, nil, err
+		}
+		if q.Text, err = requireQuery(in.Query); err != nil {
+			return nil, nil, err
+		}
+		q.Kinds = []indexer.Kind{indexer.KindMeeting}
+		return s.search(ctx, toolSearchMeetings, q, in.ProjectID, "")
+	})
+
+	sdk.AddTool(srv, &sdk.Tool{
+		Name:  toolSyncStatus,
+		Title: "Search index status",
+		Description: "What the local search index holds: per kind the item count, last sync, whether the crawl is complete and the last error; whose data it is and the sync schedule. " +
+			"Call it when a search looks incomplete or stale.",
+		InputSchema: toolSchema[syncStatusIn](nil),
+		Annotations: readOnlyLocal(),
+	}, func(ctx context.Context, _ *sdk.CallToolRequest, _ syncStatusIn) (*sdk.CallToolResult, any, error) {
+		return s.syncStatus(ctx)
+	})
+}
+
+// toolSchema infers T's input schema with plain (non-null) types, a
+// projectId of integer or string, and the shared bounds and enums; edit,
+// if set, adjusts the properties further.
+func toolSchema[T any](edit func(map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	sch, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[searchProject](): {Types: []string{"integer", "string"}},
+	}})
+	if err != nil {
+		panic(fmt.Sprintf("schema of %T: %v", *new(T), err)) // a programming error, caught by any test
+	}
+	for name, p := range sch.Properties {
+		// Slices infer as ["null","array"]; some model APIs reject unions.
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil
+		}
+		switch name {
+		case "query":
+			p.MaxLength = ptr(maxQueryRunes)
+		case "matchMode":
+			p.Enum = []any{"fuzzy", "exact"}
+		case "offset":
+			p.Minimum = ptr(1.0)
+		case "pageSize", "limit":
+			p.Minimum, p.Maximum = ptr(1.0), ptr(float64(search.MaxPageSize))
+		}
+	}
+	if edit != nil {
+		edit(sch.Properties)
+	}
+	return sch
+}
+
+// requireQuery validates a mandatory query.
+func requireQuery(q string) (string, error) {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return "", argErr("query", "must not be empty")
+	}
+	if utf8.RuneCountInString(q) > maxQueryRunes {
+		return "", argErr("query", "is longer than %d characters", maxQueryRunes)
+	}
+	return q, nil
+}
+
+// parsePaging validates matchMode, offset and pageSize into a query.
+func parsePaging(mode string, offset, pageSize int) (search.Query, error) {
+	var q search.Query
+	switch strings.ToLower(strings.TrimSpace(mode)) {
+	case "", "fuzzy":
+	case "exact":
+		q.Exact = true
+	default:
+		return q, argErr("matchMode", "must be fuzzy or exact, not %q", mode)
+	}
+	if pageSize == 0 {
+		pageSize = defaultPageSize
+	}
+	if pageSize < 1 || pageSize > search.MaxPageSize {
+		return q, argErr("pageSize", "must be between 1 and %d, not %d", search.MaxPageSize, pageSize)
+	}
+	if offset == 0 {
+		offset = 1
+	}
+	if offset < 1 {
+		return q, argErr("offset", "is a 1-based page number and must be 1 or more, not %d", offset)
+	}
+	if (offset-1)*pageSize >= maxResultWindow {
+		return q, argErr("offset", "page %d of %d starts beyond the first %d results; narrow the query instead", offset, pageSize, maxResultWindow)
+	}
+	q.Page, q.PageSize = offset, pageSize
+	return q, nil
+}
+
+// search runs q on the index and shapes the answer. A project given by
+// identifier is resolved from the index's own projects.
+func (s *Server) search(ctx context.Context, tool string, q search.Query, project searchProject, note string) (*sdk.CallToolResult, any, error) {
+	sr, err := s.idx.Searcher()
+	if errors.Is(err, ErrIndexNotReady) {
+		return nil, notReadyAnswer(q, note), nil
+	}
+	if err != nil {
+		return nil, nil, s.failOpen(ctx, tool, err)
+	}
+	if project.set {
+		id, err := s.resolveProject(ctx, sr, project)
+		if err != nil {
+			return nil, nil, s.fail(ctx, tool, err)
+		}
+		q.ProjectIDs = []int64{id}
+	}
+	resp, err := sr.Search(ctx, q)
+	if errors.Is(err, ErrIndexNotReady) {
+		return nil, notReadyAnswer(q, note), nil
+	}
+	if err != nil {
+		return nil, nil, s.fail(ctx, tool, err)
+	}
+	kinds := q.Kinds
+	if len(kinds) == 0 {
+		kinds = indexer.Kinds()
+	}
+	ans := &searchAnswer{
+		Query: resp.Query, MatchMode: resp.Mode, Results: resp.Results, Total: resp.Total,
+		TotalIsLowerBound: resp.TotalIsLowerBound, Offset: resp.Page, PageSize: resp.PageSize,
+		Index: indexState(resp.Index, kinds), Note: note, TookMS: resp.TookMS,
+	}
+	if resp.Page*resp.PageSize < resp.Total && resp.Page*resp.PageSize < maxResultWindow {
+		ans.NextOffset = resp.Page + 1
+	}
+	return nil, ans, nil
+}
+
+func (s *Server) resolveProject(ctx context.Context, sr Searcher, p searchProject) (int64, error) {
+	if p.ident == "" {
+		if p.id <= 0 {
+			return 0, argErr("projectId", "must be a positive id or a project identifier, not %d", p.id)
+		}
+		return p.id, nil
+	}
+	r, ok := sr.(projectResolver)
+	if !ok {
+		return 0, argErr("projectId", "give the numeric project id (identifiers cannot be resolved here)")
+	}
+	id, found, err := r.ResolveProject(ctx, p.ident)
+	if err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, argErr("projectId", "no project with identifier %q in the local index (it holds the projects this API key can see; openproject_list_projects lists them)", p.ident)
+	}
+	return id, nil
+}
+
+// failOpen explains why the index could not be opened: another process
+// holding it is the operator's business and says so; auth and network
+// failures go through fail, which names them without upstream text.
+func (s *Server) failOpen(ctx context.Context, tool string, err error) error {
+	var le *sync.LockedError
+	if errors.As(err, &le) {
+		s.log.ErrorContext(ctx, "tool call failed", "tool", tool, "error", err.Error())
+		return errors.New("the local index is in use by another opsearch process (" + le.Dir + "); searches are unavailable here until it exits. The list_* and get_* tools still work")
+	}
+	return s.fail(ctx, tool, err)
+}
+
+const notReadyNote = "the local index is still being opened or built (first start, or a rebuild): nothing can be concluded from this empty answer. Try again shortly, or use the list_* tools, which read OpenProject directly"
+
+func notReadyAnswer(q search.Query, note string) *searchAnswer {
+	mode := "fuzzy"
+	if q.Exact {
+		mode = "exact"
+	}
+	return &searchAnswer{
+		Query: q.Text, MatchMode: mode, Results: []search.Result{}, Offset: q.Page, PageSize: q.PageSize,
+		Index: answerIndex{Ready: false, Note: notReadyNote}, Note: note,
+	}
+}
+
+// indexState narrows the freshness to the searched kinds and says, in one
+// note, what an agent must know before trusting an empty or short answer.
+func indexState(f search.Freshness, kinds []indexer.Kind) answerIndex {
+	out := answerIndex{Ready: true, Complete: true, Rebuilding: f.Rebuilding, Kinds: map[string]answerKind{}}
+	var incomplete, failed []string
+	for _, k := range kinds {
+		kf := f.Kinds[string(storeKindOf[k])]
+		ak := answerKind{Items: kf.Store, LastSync: kf.LastSync, Complete: kf.Complete, Unsupported: kf.Unsupported, Note: kf.Note}
+		if kf.LastError != nil {
+			ak.LastError, _ = capText(*kf.LastError, capRow)
+			failed = append(failed, string(k))
+		}
+		if !kf.Complete && !kf.Unsupported {
+			out.Complete = false
+			incomplete = append(incomplete, string(k))
+		}
+		out.Kinds[string(k)] = ak
+	}
+	var notes []string
+	if f.Rebuilding {
+		notes = append(notes, "the index is being rebuilt from the local store; results may be missing until it finishes")
+	}
+	if len(failed) > 0 {
+		notes = append(notes, "the last sync of "+strings.Join(failed, ", ")+" failed (see lastError): results may be stale")
+	}
+	if len(incomplete) > 0 {
+		notes = append(notes, "the crawl of "+strings.Join(incomplete, ", ")+" is not complete: an empty or short result does not mean nothing exists")
+	}
+	out.Note = strings.Join(notes, "; ")
+	return out
+}
+
+// syncStatus answers openproject_sync_status.
+func (s *Server) syncStatus(ctx context.Context) (*sdk.CallToolResult, any, error) {
+	var ans syncStatusAnswer
+	if src, ok := s.idx.(syncInfoSource); ok {
+		ans.SyncInfo = src.syncInfo()
+	}
+	sr, err := s.idx.Searcher()
+	if errors.Is(err, ErrIndexNotReady) {
+		ans.Note = notReadyNote
+		return nil, &ans, nil
+	}
+	if err != nil {
+		return nil, nil, s.failOpen(ctx, toolSyncStatus, err)
+	}
+	f, err := sr.Freshness(ctx)
+	if errors.Is(err, ErrIndexNotReady) {
+		ans.Note = notReadyNote
+		return nil, &ans, nil
+	}
+	if err != nil {
+		return nil, nil, s.fail(ctx, toolSyncStatus, err)
+	}
+	ans.Ready, ans.Complete, ans.Rebuilding, ans.Kinds = true, f.Complete, f.Rebuilding, f.Kinds
+	for k, kf := range ans.Kinds {
+		if kf.LastError != nil {
+			msg, _ := capText(*kf.LastError, capRow)
+			kf.LastError = &msg
+			ans.Kinds[k] = kf
+		}
+	}
+	ans.Note = f.Note
+	if ans.SyncInfo.Note != "" {
+		ans.Note = strings.TrimPrefix(ans.Note+"; "+ans.SyncInfo.Note, "; ")
+		ans.SyncInfo.Note = ""
+	}
+	return nil, &ans, nil
+}

@@ -1,0 +1,120 @@
+// Package mcp is opsearch's MCP server: search tools answered from the
+// user's local index, every other tool from the live OpenProject API, and
+// writes that update the index before they return (read-your-writes).
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/url"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/search"
+)
+
+// API is the live OpenProject surface the tools use; *openproject.Client
+// implements it.
+type API interface {
+	Me(ctx context.Context) (openproject.User, error)
+	ListProjects(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Project], error)
+	Project(ctx context.Context, idOrIdentifier string) (openproject.Project, error)
+	ListWorkPackages(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.WorkPackage], error)
+	ListProjectWorkPackages(ctx context.Context, project string, opts openproject.ListOptions) (openproject.Page[openproject.WorkPackage], error)
+	WorkPackage(ctx context.Context, id int64) (openproject.WorkPackage, error)
+	Activities(ctx context.Context, workPackageID int64) ([]openproject.Activity, error)
+	ListQueries(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Query], error)
+	Query(ctx context.Context, id int64) (openproject.Query, error)
+	Statuses(ctx context.Context) ([]openproject.Status, error)
+	Types(ctx context.Context, project string) ([]openproject.Type, error)
+	Priorities(ctx context.Context) ([]openproject.Priority, error)
+	ListUsers(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.User], error)
+	ListMeetings(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Meeting], error)
+	Meeting(ctx context.Context, id int64) (openproject.Meeting, error)
+	AgendaItems(ctx context.Context, meetingID int64) ([]openproject.AgendaItem, error)
+	WikiPage(ctx context.Context, id int64) (openproject.WikiPage, error)
+	WikiPageAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error)
+	GetJSON(ctx context.Context, path string, q url.Values) (json.RawMessage, error)
+	CreateWorkPackage(ctx context.Context, n openproject.NewWorkPackage) (openproject.WorkPackage, error)
+	UpdateWorkPackage(ctx context.Context, id int64, p openproject.WorkPackagePatch) (openproject.WorkPackage, error)
+	AddComment(ctx context.Context, workPackageID int64, text string) (openproject.Activity, error)
+}
+
+var _ API = (*openproject.Client)(nil)
+
+// Searcher answers search tools from the local index.
+type Searcher interface {
+	Search(ctx context.Context, q search.Query) (search.Response, error)
+	Freshness(ctx context.Context) (search.Freshness, error)
+}
+
+// Index is the user's local index as the tools see it. Searcher returns
+// ErrIndexNotReady while the index is still being opened (the server
+// answers tools/list at once, before the network is reached).
+type Index interface {
+	Searcher() (Searcher, error)
+	// RefreshWorkPackage re-reads a work package and its activities from
+	// the API and writes them to the store and index, so the caller's next
+	// search sees its own write.
+	RefreshWorkPackage(ctx context.Context, id int64) error
+}
+
+// Options configure a server.
+type Options struct {
+	// ReadOnly hides the write tools and refuses them if called anyway.
+	ReadOnly bool
+	// Logger receives one line per failed tool call, with a request id and
+	// the structured cause; nil discards.
+	Logger *slog.Logger
+	// Version is reported to clients.
+	Version string
+}
+
+// Server bundles what the tool handlers need.
+type Server struct {
+	api  API
+	idx  Index
+	opts Options
+	log  *slog.Logger
+}
+
+// NewServer builds the MCP server with every tool registered.
+func NewServer(api API, idx Index, opts Options) *sdk.Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Version == "" {
+		opts.Version = "0.1.0"
+	}
+	s := &Server{api: api, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "mcp")}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "opsearch", Title: "OpenProject search (opsearch)", Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: instructions,
+		Logger:       opts.Logger,
+	})
+	s.registerSearchTools(srv)
+	s.registerLiveTools(srv)
+	if !opts.ReadOnly {
+		s.registerWriteTools(srv)
+	}
+	return srv
+}
+
+const instructions = `opsearch answers questions about an OpenProject instance.
+Start with openproject_search: one typo-tolerant query over work packages (with their comments), wiki pages, meetings (agenda items, outcomes, participants) and projects, answered from a local index in milliseconds. Its "index" block says when each kind was synced and whether the crawl is complete; an empty result while the crawl is incomplete does not mean nothing exists.
+Use get_* tools for full details of one item, list_* tools for exact filtered listings from the live API.`
+
+// Annotation helpers: the spec defaults destructiveHint and openWorldHint
+// to true when absent, so every tool sets all four explicitly.
+func ptr[T any](v T) *T { return &v }
+
+// readOnlyLocal annotates tools that only read the local index.
+func readOnlyLocal() *sdk.ToolAnnotations {
+	return &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
+}
+
+// readOnlyLive annotates tools that read the live API.
+func readOnlyLive() *sdk.ToolAnnotations {
+	return &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)}
+}

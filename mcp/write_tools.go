@@ -1,0 +1,352 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opsearch/opsearch/openproject"
+)
+
+// Write tools change OpenProject as the API key's user. After a successful
+// write the changed work package is re-read into the local store and index
+// before the tool returns, so the agent's next search sees its own write.
+
+// errReadOnly is the answer to any write on a read-only server.
+var errReadOnly = &toolError{"this server is read-only (OPENPROJECT_READ_ONLY): writes are disabled"}
+
+// writeToolNames are refused by a read-only server even though they are not
+// listed there.
+var writeToolNames = []string{"openproject_create_work_package", "openproject_update_work_package", "openproject_add_comment"}
+
+// writeAnnotations: writes reach the outside world and are not idempotent
+// (a repeated create makes two work packages; an update moves lockVersion,
+// so the same call fails the second time). Only update overwrites data.
+func writeAnnotations(destructive bool) *sdk.ToolAnnotations {
+	return &sdk.ToolAnnotations{ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(destructive), OpenWorldHint: ptr(true)}
+}
+
+func (s *Server) registerWriteTools(srv *sdk.Server) {
+	addTool(s, srv, &sdk.Tool{Name: writeToolNames[0], Annotations: writeAnnotations(false),
+		Description: "Create a work package in a project. Returns it as stored (with its id and lockVersion)."}, s.createWorkPackage)
+	addTool(s, srv, &sdk.Tool{Name: writeToolNames[1], Annotations: writeAnnotations(true),
+		Description: "Change fields of a work package; omitted fields stay unchanged. Needs the lockVersion from openproject_get_work_package; " +
+			"if someone changed it since, the error gives the current lockVersion and values to retry with."}, s.updateWorkPackage)
+	addTool(s, srv, &sdk.Tool{Name: writeToolNames[2], Annotations: writeAnnotations(false),
+		Description: "Add a comment to a work package's activity (Markdown)."}, s.addComment)
+}
+
+// writeOut is the answer of a write: the changed item and whether the local
+// index already reflects it.
+type writeOut struct {
+	WorkPackage    wpDetail     `json:"workPackage"`
+	Comment        *activityRow `json:"comment"`
+	IndexRefreshed bool         `json:"indexRefreshed"`
+	Note           string       `json:"note"`
+}
+
+// refresh upserts the written work package into the local index. Its
+// failure does not undo the write, which OpenProject has already applied,
+// so it is reported as a note and logged, not as a tool error.
+func (s *Server) refresh(ctx context.Context, tool string, id int64, out *writeOut) {
+	if s.idx == nil {
+		out.Note = "saved in OpenProject; the local search index is not available and will catch up on its next sync"
+		return
+	}
+	if err := s.idx.RefreshWorkPackage(ctx, id); err != nil {
+		rid := requestID()
+		s.log.ErrorContext(ctx, "index refresh after write failed", "tool", tool, "request_id", rid, "work_package", id, "error", err.Error())
+		out.Note = fmt.Sprintf("saved in OpenProject, but the local search index could not be updated yet (request id %s); searches may show the old state until the next sync", rid)
+		return
+	}
+	out.IndexRefreshed = true
+}
+
+func checkDate(param, v string) error {
+	if v == "" {
+		return nil
+	}
+	if _, err := time.Parse(time.DateOnly, v); err != nil {
+		return argErr(param, "must be a date YYYY-MM-DD, got %q", v)
+	}
+	return nil
+}
+
+// --- create ---
+
+type createWPIn struct {
+	ProjectID   idOrSlug `json:"projectId" jsonschema:"project id or identifier"`
+	Subject     string   `json:"subject" jsonschema:"title"`
+	Description string   `json:"description,omitempty" jsonschema:"Markdown"`
+	TypeID      int64    `json:"typeId,omitempty" jsonschema:"type id (default: the project's default type)"`
+	StatusID    int64    `json:"statusId,omitempty" jsonschema:"status id (default: the default status)"`
+	PriorityID  int64    `json:"priorityId,omitempty" jsonschema:"priority id"`
+	AssigneeID  int64    `json:"assigneeId,omitempty" jsonschema:"assignee user id"`
+	ParentID    int64    `json:"parentId,omitempty" jsonschema:"parent work package id"`
+	StartDate   string   `json:"startDate,omitempty" jsonschema:"YYYY-MM-DD"`
+	DueDate     string   `json:"dueDate,omitempty" jsonschema:"YYYY-MM-DD"`
+}
+
+func (s *Server) createWorkPackage(ctx context.Context, in createWPIn) (writeOut, error) {
+	if s.opts.ReadOnly {
+		return writeOut{}, errReadOnly
+	}
+	project, err := in.ProjectID.project("projectId")
+	if err != nil {
+		return writeOut{}, err
+	}
+	if strings.TrimSpace(in.Subject) == "" {
+		return writeOut{}, argErr("subject", "must not be empty")
+	}
+	for _, c := range []struct {
+		param string
+		id    int64
+	}{{"typeId", in.TypeID}, {"statusId", in.StatusID}, {"priorityId", in.PriorityID}, {"assigneeId", in.AssigneeID}, {"parentId", in.ParentID}} {
+		if c.id < 0 {
+			return writeOut{}, argErr(c.param, "must be a positive id, got %d", c.id)
+		}
+	}
+	if err := checkDates(in.StartDate, in.DueDate); err != nil {
+		return writeOut{}, err
+	}
+	wp, err := s.api.CreateWorkPackage(ctx, openproject.NewWorkPackage{
+		Project: project, Subject: in.Subject, Description: in.Description,
+		TypeID: in.TypeID, StatusID: in.StatusID, PriorityID: in.PriorityID, AssigneeID: in.AssigneeID, ParentID: in.ParentID,
+		StartDate: in.StartDate, DueDate: in.DueDate,
+	})
+	if err != nil {
+		return writeOut{}, err
+	}
+	out := writeOut{WorkPackage: wpDetailOf(wp, s.baseURL())}
+	s.refresh(ctx, "openproject_create_work_package", wp.ID, &out)
+	return out, nil
+}
+
+func checkDates(start, due string) error {
+	if err := checkDate("startDate", start); err != nil {
+		return err
+	}
+	if err := checkDate("dueDate", due); err != nil {
+		return err
+	}
+	if start != "" && due != "" && due < start {
+		return argErr("dueDate", "%s is before startDate %s", due, start)
+	}
+	return nil
+}
+
+// --- update ---
+
+type updateWPIn struct {
+	WorkPackageID  int64   `json:"workPackageId" jsonschema:"work package id"`
+	LockVersion    int     `json:"lockVersion" jsonschema:"lockVersion from the last read of the work package"`
+	Subject        *string `json:"subject,omitempty" jsonschema:"new title"`
+	Description    *string `json:"description,omitempty" jsonschema:"new description (Markdown), replaces the old one"`
+	TypeID         *int64  `json:"typeId,omitempty" jsonschema:"type id"`
+	StatusID       *int64  `json:"statusId,omitempty" jsonschema:"status id"`
+	PriorityID     *int64  `json:"priorityId,omitempty" jsonschema:"priority id"`
+	AssigneeID     *int64  `json:"assigneeId,omitempty" jsonschema:"assignee user id; 0 removes the assignee"`
+	ResponsibleID  *int64  `json:"responsibleId,omitempty" jsonschema:"accountable user id; 0 removes"`
+	ParentID       *int64  `json:"parentId,omitempty" jsonschema:"parent work package id; 0 removes the parent"`
+	StartDate      *string `json:"startDate,omitempty" jsonschema:"YYYY-MM-DD; empty clears"`
+	DueDate        *string `json:"dueDate,omitempty" jsonschema:"YYYY-MM-DD; empty clears"`
+	PercentageDone *int    `json:"percentageDone,omitempty" jsonschema:"0-100"`
+}
+
+func (s *Server) updateWorkPackage(ctx context.Context, in updateWPIn) (writeOut, error) {
+	const tool = "openproject_update_work_package"
+	if s.opts.ReadOnly {
+		return writeOut{}, errReadOnly
+	}
+	if err := checkID("workPackageId", in.WorkPackageID); err != nil {
+		return writeOut{}, err
+	}
+	if in.LockVersion < 0 {
+		return writeOut{}, argErr("lockVersion", "must be 0 or more, got %d", in.LockVersion)
+	}
+	patch := openproject.WorkPackagePatch{LockVersion: in.LockVersion, Subject: in.Subject, Description: in.Description,
+		TypeID: in.TypeID, StatusID: in.StatusID, PriorityID: in.PriorityID, AssigneeID: in.AssigneeID,
+		ResponsibleID: in.ResponsibleID, ParentID: in.ParentID, StartDate: in.StartDate, DueDate: in.DueDate,
+		PercentageDone: in.PercentageDone}
+	changed := in.changedFields()
+	if len(changed) == 0 {
+		return writeOut{}, argErr("workPackageId", "nothing to change: give at least one field to update")
+	}
+	if in.Subject != nil && strings.TrimSpace(*in.Subject) == "" {
+		return writeOut{}, argErr("subject", "must not be empty")
+	}
+	for _, c := range []struct {
+		param string
+		id    *int64
+	}{{"typeId", in.TypeID}, {"statusId", in.StatusID}, {"priorityId", in.PriorityID}} {
+		if c.id != nil && *c.id <= 0 {
+			return writeOut{}, argErr(c.param, "must be a positive id, got %d", *c.id)
+		}
+	}
+	for _, c := range []struct {
+		param string
+		id    *int64
+	}{{"assigneeId", in.AssigneeID}, {"responsibleId", in.ResponsibleID}, {"parentId", in.ParentID}} {
+		if c.id != nil && *c.id < 0 {
+			return writeOut{}, argErr(c.param, "must be an id, or 0 to remove, got %d", *c.id)
+		}
+	}
+	for _, c := range []struct {
+		param string
+		v     *string
+	}{{"startDate", in.StartDate}, {"dueDate", in.DueDate}} {
+		if c.v != nil {
+			if err := checkDate(c.param, *c.v); err != nil {
+				return writeOut{}, err
+			}
+		}
+	}
+	if in.PercentageDone != nil && (*in.PercentageDone < 0 || *in.PercentageDone > 100) {
+		return writeOut{}, argErr("percentageDone", "must be between 0 and 100, got %d", *in.PercentageDone)
+	}
+	wp, err := s.api.UpdateWorkPackage(ctx, in.WorkPackageID, patch)
+	if errors.Is(err, openproject.ErrConflict) {
+		return writeOut{}, s.conflict(ctx, tool, in, changed, err)
+	}
+	if err != nil {
+		return writeOut{}, err
+	}
+	out := writeOut{WorkPackage: wpDetailOf(wp, s.baseURL())}
+	s.refresh(ctx, tool, wp.ID, &out)
+	return out, nil
+}
+
+// changedFields names the fields the update sets, in argument order.
+func (in updateWPIn) changedFields() []string {
+	var out []string
+	add := func(name string, set bool) {
+		if set {
+			out = append(out, name)
+		}
+	}
+	add("subject", in.Subject != nil)
+	add("description", in.Description != nil)
+	add("typeId", in.TypeID != nil)
+	add("statusId", in.StatusID != nil)
+	add("priorityId", in.PriorityID != nil)
+	add("assigneeId", in.AssigneeID != nil)
+	add("responsibleId", in.ResponsibleID != nil)
+	add("parentId", in.ParentID != nil)
+	add("startDate", in.StartDate != nil)
+	add("dueDate", in.DueDate != nil)
+	add("percentageDone", in.PercentageDone != nil)
+	return out
+}
+
+// conflict re-reads a work package whose update hit a stale lockVersion
+// and returns a tool error carrying what the agent needs to retry: the
+// current lockVersion and the current values of the fields it tried to set.
+func (s *Server) conflict(ctx context.Context, tool string, in updateWPIn, changed []string, cause error) error {
+	rid := requestID()
+	s.log.WarnContext(ctx, "update conflict", "tool", tool, "request_id", rid, "work_package", in.WorkPackageID, "error", cause.Error())
+	cur, err := s.api.WorkPackage(ctx, in.WorkPackageID)
+	if err != nil {
+		s.log.ErrorContext(ctx, "re-read after conflict failed", "tool", tool, "request_id", rid, "error", err.Error())
+		return &toolError{fmt.Sprintf("conflict: work package %d was changed by someone else since lockVersion %d was read, and re-reading it failed: %s (request id %s)",
+			in.WorkPackageID, in.LockVersion, userMessage(err), rid)}
+	}
+	vals := make([]string, 0, len(changed))
+	for _, f := range changed {
+		vals = append(vals, f+"="+currentValue(cur, f))
+	}
+	return &toolError{fmt.Sprintf("conflict: work package %d was changed by someone else since lockVersion %d was read; nothing was saved. "+
+		"Current lockVersion is %d. Current values: %s. Retry with lockVersion %d if your change still applies (request id %s)",
+		in.WorkPackageID, in.LockVersion, cur.LockVersion, strings.Join(vals, "; "), cur.LockVersion, rid)}
+}
+
+// currentValue renders one field of a work package for a conflict message.
+func currentValue(wp openproject.WorkPackage, field string) string {
+	link := func(r *openproject.Ref) string {
+		if r == nil || r.IsZero() {
+			return "none"
+		}
+		if r.Title == "" {
+			return strconv.FormatInt(r.ID, 10)
+		}
+		return fmt.Sprintf("%d (%s)", r.ID, r.Title)
+	}
+	str := func(v string, n int) string {
+		if v == "" {
+			return "none"
+		}
+		c, _ := capText(v, n)
+		return strconv.Quote(c)
+	}
+	switch field {
+	case "subject":
+		return str(wp.Subject, capRow)
+	case "description":
+		return str(wp.Description, capRow)
+	case "typeId":
+		return link(&wp.Type)
+	case "statusId":
+		return link(&wp.Status)
+	case "priorityId":
+		return link(&wp.Priority)
+	case "assigneeId":
+		return link(wp.Assignee)
+	case "responsibleId":
+		return link(wp.Responsible)
+	case "parentId":
+		return link(wp.Parent)
+	case "startDate":
+		return str(wp.StartDate, capRow)
+	case "dueDate":
+		return str(wp.DueDate, capRow)
+	case "percentageDone":
+		if wp.PercentageDone == nil {
+			return "none"
+		}
+		return strconv.Itoa(*wp.PercentageDone)
+	}
+	return "?"
+}
+
+// --- comment ---
+
+type commentIn struct {
+	WorkPackageID int64  `json:"workPackageId" jsonschema:"work package id"`
+	Comment       string `json:"comment" jsonschema:"comment text (Markdown)"`
+}
+
+func (s *Server) addComment(ctx context.Context, in commentIn) (writeOut, error) {
+	const tool = "openproject_add_comment"
+	if s.opts.ReadOnly {
+		return writeOut{}, errReadOnly
+	}
+	if err := checkID("workPackageId", in.WorkPackageID); err != nil {
+		return writeOut{}, err
+	}
+	if strings.TrimSpace(in.Comment) == "" {
+		return writeOut{}, argErr("comment", "must not be empty")
+	}
+	a, err := s.api.AddComment(ctx, in.WorkPackageID, in.Comment)
+	if err != nil {
+		return writeOut{}, err
+	}
+	row, _ := activityRowOf(a)
+	out := writeOut{Comment: &row}
+	// The comment answer does not carry the work package; read it so the
+	// agent sees the state its comment landed on (and its lockVersion).
+	wp, err := s.api.WorkPackage(ctx, in.WorkPackageID)
+	if err != nil {
+		rid := requestID()
+		s.log.ErrorContext(ctx, "re-read after comment failed", "tool", tool, "request_id", rid, "error", err.Error())
+		out.WorkPackage = wpDetail{ID: in.WorkPackageID}
+		out.Note = fmt.Sprintf("comment saved; re-reading the work package failed: %s (request id %s)", userMessage(err), rid)
+		return out, nil
+	}
+	out.WorkPackage = wpDetailOf(wp, s.baseURL())
+	s.refresh(ctx, tool, in.WorkPackageID, &out)
+	return out, nil
+}
