@@ -6,8 +6,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -23,8 +25,12 @@ var volatileKeys = map[string]bool{
 	"startedAt": true, "durationMs": true, "requests": true,
 }
 
-// normalizeJSON replaces volatile values and machine-specific strings
-// (the fake's random port, the temp data dir) and indents the result.
+// requestIDRe matches the random request id that tool errors end with.
+var requestIDRe = regexp.MustCompile(`request id [0-9a-f]{12}\b`)
+
+// normalizeJSON replaces volatile values, random request ids and
+// machine-specific strings (the fake's random port, the temp data dir) and
+// indents the result.
 func normalizeJSON(t testing.TB, raw []byte, replace map[string]string) []byte {
 	t.Helper()
 	var v any
@@ -50,7 +56,7 @@ func normalizeJSON(t testing.TB, raw []byte, replace map[string]string) []byte {
 			for from, to := range replace {
 				x = strings.ReplaceAll(x, from, to)
 			}
-			return x
+			return requestIDRe.ReplaceAllString(x, "request id <requestId>")
 		}
 		return v
 	}
@@ -173,4 +179,138 @@ func TestGolden_SearchOutputs(t *testing.T) {
 		raw, _ := json.Marshal(res.StructuredContent)
 		checkGolden(t, "search_not_ready", normalizeJSON(t, raw, replace))
 	})
+}
+
+// goldenNow is the fake's clock in the live golden tests, in the middle of
+// the generated year so that meetings are both past and upcoming.
+var goldenNow = time.Date(2025, 7, 1, 12, 0, 0, 0, time.UTC)
+
+// goldenCall is one call in a live golden file: its answer or its error.
+type goldenCall struct {
+	Tool      string          `json:"tool"`
+	Arguments map[string]any  `json:"arguments"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     string          `json:"error,omitempty"`
+}
+
+// checkLiveGolden writes calls to testdata/live_<name>.golden.
+func checkLiveGolden(t *testing.T, l *mcp.LiveHarness, name string, calls ...goldenCall) {
+	t.Helper()
+	raw, err := json.Marshal(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "live_"+name, normalizeJSON(t, raw, map[string]string{l.Base(): "http://fake"}))
+}
+
+func newGoldenHarness(t *testing.T, o mcp.LiveHarnessOptions) *mcp.LiveHarness {
+	o.Now = func() time.Time { return goldenNow }
+	return mcp.NewLiveHarness(t, o)
+}
+
+// TestGolden_LiveTools pins a representative answer of each live read
+// tool over the seeded data set of the live harness, with a fixed clock.
+func TestGolden_LiveTools(t *testing.T) {
+	l := newGoldenHarness(t, mcp.LiveHarnessOptions{})
+	d := l.Data()
+	wp := l.CommentedWP()
+	meeting := l.MeetingWithAgenda()
+	ok := func(tool string, args map[string]any) goldenCall {
+		t.Helper()
+		return goldenCall{Tool: tool, Arguments: args, Result: l.OK(tool, args)}
+	}
+	var scopedQuery int64
+	for _, q := range d.Queries {
+		if q.Project != nil {
+			scopedQuery = q.ID
+			break
+		}
+	}
+	// A comment with distinctive words, for the activity query.
+	if _, err := l.Fake().AddComment(wp.ID, 1, "The flux capacitor calibration is finished"); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		calls []goldenCall
+	}{
+		{"list_projects", []goldenCall{ok("openproject_list_projects", map[string]any{"pageSize": 2, "offset": 2, "sortBy": "name:asc"})}},
+		{"get_project", []goldenCall{ok("openproject_get_project", map[string]any{"projectId": d.Projects[0].Identifier})}},
+		{"list_work_packages", []goldenCall{ok("openproject_list_work_packages", map[string]any{"projectId": d.Projects[0].Identifier, "status": "open", "pageSize": 3})}},
+		{"get_work_package", []goldenCall{ok("openproject_get_work_package", map[string]any{"workPackageId": wp.ID})}},
+		{"list_work_package_activities", []goldenCall{
+			ok("openproject_list_work_package_activities", map[string]any{"workPackageId": wp.ID}),
+			ok("openproject_list_work_package_activities", map[string]any{"workPackageId": wp.ID, "query": "capacitr calibration"}),
+		}},
+		{"list_queries", []goldenCall{ok("openproject_list_queries", map[string]any{"pageSize": 3})}},
+		{"get_query", []goldenCall{ok("openproject_get_query", map[string]any{"queryId": scopedQuery, "pageSize": 2})}},
+		{"list_types", []goldenCall{ok("openproject_list_types", map[string]any{})}},
+		{"list_statuses", []goldenCall{ok("openproject_list_statuses", map[string]any{})}},
+		{"list_priorities", []goldenCall{ok("openproject_list_priorities", map[string]any{})}},
+		{"list_users", []goldenCall{ok("openproject_list_users", map[string]any{"pageSize": 3, "status": "active"})}},
+		{"get_openapi_spec", []goldenCall{ok("openproject_get_openapi_spec", map[string]any{})}},
+		{"list_meetings", []goldenCall{ok("openproject_list_meetings", map[string]any{"time": "past", "pageSize": 3})}},
+		{"get_meeting", []goldenCall{ok("openproject_get_meeting", map[string]any{"id": meeting.ID})}},
+		{"get_wiki_page", []goldenCall{ok("openproject_get_wiki_page", map[string]any{"id": d.WikiPages[0].ID})}},
+		{"list_wiki_page_links", []goldenCall{{
+			Tool: "openproject_list_wiki_page_links", Arguments: map[string]any{"workPackageId": wp.ID},
+			Error: l.Fail("openproject_list_wiki_page_links", map[string]any{"workPackageId": wp.ID}, "not supported"),
+		}}},
+	}
+	for _, c := range cases {
+		checkLiveGolden(t, l, c.name, c.calls...)
+	}
+}
+
+// TestGolden_WriteTools pins the answers of the write tools, and the
+// conflict error of a stale update.
+func TestGolden_WriteTools(t *testing.T) {
+	l := newGoldenHarness(t, mcp.LiveHarnessOptions{})
+	d := l.Data()
+	ok := func(tool string, args map[string]any) goldenCall {
+		t.Helper()
+		return goldenCall{Tool: tool, Arguments: args, Result: l.OK(tool, args)}
+	}
+
+	checkLiveGolden(t, l, "create_work_package", ok("openproject_create_work_package", map[string]any{
+		"projectId": d.Projects[0].Identifier, "subject": "Migrate the build to Go 1.26", "description": "Because **speed**.",
+		"typeId": 2, "priorityId": 3, "assigneeId": 2, "parentId": d.WorkPackages[0].ID, "startDate": "2025-03-01", "dueDate": "2025-03-15",
+	}))
+
+	wp := d.WorkPackages[1]
+	updated := ok("openproject_update_work_package", map[string]any{
+		"workPackageId": wp.ID, "lockVersion": wp.LockVersion, "subject": "Renamed by the agent", "statusId": 2, "dueDate": "2025-12-24",
+	})
+	stale := map[string]any{"workPackageId": wp.ID, "lockVersion": wp.LockVersion, "subject": "Stale edit", "statusId": 1}
+	conflict := goldenCall{Tool: "openproject_update_work_package", Arguments: stale,
+		Error: l.Fail("openproject_update_work_package", stale, "conflict")}
+	checkLiveGolden(t, l, "update_work_package", updated, conflict)
+
+	checkLiveGolden(t, l, "add_comment", ok("openproject_add_comment", map[string]any{
+		"workPackageId": d.WorkPackages[2].ID, "comment": "Looked into it: the **cache** is stale.",
+	}))
+}
+
+// TestGolden_LiveErrors pins one error of each class the live tools
+// report: a bad argument, not found, a rejected key, an unavailable
+// server and rate limiting.
+func TestGolden_LiveErrors(t *testing.T) {
+	l := newGoldenHarness(t, mcp.LiveHarnessOptions{MaxRetryAfter: time.Second})
+	bad := newGoldenHarness(t, mcp.LiveHarnessOptions{Key: "not-a-valid-key-123"})
+	wp := map[string]any{"workPackageId": l.CommentedWP().ID}
+	fail := func(l *mcp.LiveHarness, tool string, args map[string]any, want string) goldenCall {
+		t.Helper()
+		return goldenCall{Tool: tool, Arguments: args, Error: l.Fail(tool, args, want)}
+	}
+	var calls []goldenCall
+	calls = append(calls,
+		fail(l, "openproject_list_work_packages", map[string]any{"status": "sleeping"}, "invalid argument status"),
+		fail(l, "openproject_get_work_package", map[string]any{"workPackageId": 999999}, "not found"),
+		fail(bad, "openproject_get_work_package", wp, "rejected the API key"))
+	l.Fake().SetFaults(optest.Faults{FailNext: 100, FailStatus: 503})
+	calls = append(calls, fail(l, "openproject_get_work_package", wp, "unavailable"))
+	l.Fake().SetFaults(optest.Faults{RateLimitNext: 100, RetryAfter: 30 * time.Second})
+	calls = append(calls, fail(l, "openproject_get_work_package", wp, "rate limiting"))
+	l.Fake().SetFaults(optest.Faults{})
+	checkLiveGolden(t, l, "errors", calls...)
 }

@@ -60,6 +60,7 @@ var (
 type harness struct {
 	t    *testing.T
 	op   *optest.Server
+	base string // the fake's URL, with its random port
 	data *optest.Dataset
 	idx  *testIndex
 	srv  *Server
@@ -122,7 +123,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, op: op, data: op.Dataset(), idx: &testIndex{}, logs: &syncBuffer{}, seen: &syncBuffer{}}
+	h := &harness{t: t, op: op, base: base, data: op.Dataset(), idx: &testIndex{}, logs: &syncBuffer{}, seen: &syncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(h.logs, nil))
 	srv := NewServer(client, h.idx, Options{ReadOnly: o.readOnly, Logger: logger})
 	h.srv = &Server{api: client, idx: h.idx, opts: Options{ReadOnly: o.readOnly, Logger: logger}, log: logger}

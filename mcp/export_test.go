@@ -1,0 +1,61 @@
+package mcp
+
+import (
+	"testing"
+	"time"
+
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
+)
+
+// LiveHarness lends the live-tool harness of live_test.go (fake OpenProject
+// over testDataset, real client, in-memory session, secret and HAL checks)
+// to the golden tests in package mcp_test, which own the golden helper.
+type LiveHarness struct{ h *harness }
+
+// LiveHarnessOptions mirror harnessOpts.
+type LiveHarnessOptions struct {
+	Key           string
+	MaxRetryAfter time.Duration
+	// Now fixes the fake's clock (nil: the real clock).
+	Now func() time.Time
+}
+
+// NewLiveHarness starts a harness; see newHarness.
+func NewLiveHarness(t *testing.T, o LiveHarnessOptions) *LiveHarness {
+	t.Helper()
+	h := newHarness(t, harnessOpts{key: o.Key, maxRetryAfter: o.MaxRetryAfter})
+	h.op.SetClock(o.Now)
+	return &LiveHarness{h}
+}
+
+// Base is the fake's base URL, with its random port.
+func (l *LiveHarness) Base() string { return l.h.base }
+
+// Data is the fake's data set.
+func (l *LiveHarness) Data() *optest.Dataset { return l.h.data }
+
+// Fake is the fake OpenProject, to inject faults or change data.
+func (l *LiveHarness) Fake() *optest.Server { return l.h.op }
+
+// OK calls a tool that must succeed and returns its JSON answer.
+func (l *LiveHarness) OK(tool string, args map[string]any) []byte {
+	l.h.t.Helper()
+	return []byte(l.h.ok(tool, args, nil))
+}
+
+// Fail calls a tool that must fail with an error containing every want and
+// returns the error text.
+func (l *LiveHarness) Fail(tool string, args map[string]any, want ...string) string {
+	l.h.t.Helper()
+	return l.h.fail(tool, args, want...)
+}
+
+// CommentedWP is a work package with at least three activities.
+func (l *LiveHarness) CommentedWP() openproject.WorkPackage {
+	wp, _ := l.h.commentedWP()
+	return wp
+}
+
+// MeetingWithAgenda is a meeting with agenda items and participants.
+func (l *LiveHarness) MeetingWithAgenda() openproject.Meeting { return l.h.meetingWithAgenda() }
