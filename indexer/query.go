@@ -166,6 +166,16 @@ func fuzzyTerms(r index.IndexReader, f field, t string, n int) []query.Query {
 	return out
 }
 
+// existsIn reports whether any of fields holds t.
+func existsIn(r index.IndexReader, fields []field, t string) bool {
+	for _, f := range fields {
+		if termExists(r, f.name, t) {
+			return true
+		}
+	}
+	return false
+}
+
 // termExists reports whether field holds t in any document.
 func termExists(r index.IndexReader, field, t string) bool {
 	tfr, err := r.TermFieldReader(context.Background(), []byte(t), field, false, false, false)
@@ -419,6 +429,16 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 				qs = append(qs, term(st, f.name, f.boost))
 				if n > 0 && f.fuzzy && (!f.fuzzyIfMissing || !termExists(r, f.name, st)) {
 					qs = append(qs, fuzzyTerms(r, f, st, n)...)
+				}
+			}
+		}
+		// A typo can change the stem ("simaler" stems to "simal", two
+		// edits from "similar"): a word found nowhere as typed is also
+		// expanded unstemmed, against the words as written.
+		if n > 0 && r != nil && !slices.Contains(w.stems, w.exact) && !existsIn(r, stemFields[:], w.exact) {
+			for _, f := range stemFields {
+				if f.fuzzy {
+					qs = append(qs, fuzzyTerms(r, f, w.exact, n)...)
 				}
 			}
 		}

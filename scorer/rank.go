@@ -42,6 +42,19 @@ type Options struct {
 	IgnoreRecency bool
 	// Params tunes the scorer; the zero value is the reference.
 	Params Params
+	// CrossFieldWeight, when positive, adds a cross-field score for
+	// queries whose words spread over several fields of a record (a
+	// participant's name and a word of the meeting's title): each query
+	// token's best score over all fields, aggregated like a field score
+	// (mean × coverage × BaseScale, no phrase bonus), scaled down when
+	// the words are scattered over fields rather than together in one,
+	// and weighted as a field of this weight. It counts for the gate and
+	// the order, so coverage of the whole query comes before the weight
+	// of the field: every word in a body outranks half the words in a
+	// title. Queries of one token are unaffected. Zero (the reference)
+	// disables it. It produces no Match: snippets and matched
+	// fields still come from the individual fields.
+	CrossFieldWeight float64
 }
 
 // Match is one field of a result that scored above zero.
@@ -142,10 +155,16 @@ func Rank(records []Record, query string, opts Options) []Result {
 	}
 
 	var t tokenizer // scratch buffers shared by all fields of this call
+	var bests []float64
+	if !exact && opts.CrossFieldWeight > 0 && len(qs) > 1 {
+		bests = make([]float64, len(qs))
+	}
 	var results []Result
 	for ri, r := range records {
 		var matches []Match
 		bestWeighted, bestRaw := 0.0, 0.0
+		clear(bests)
+		fieldCover := 0 // most query tokens one field value matched
 		for _, f := range r.Fields {
 			var best FieldScore
 			bestValue := -1
@@ -157,7 +176,8 @@ func Rank(records []Record, query string, opts Options) []Result {
 				if exact {
 					s = scoreExact(needle, v)
 				} else {
-					s = scoreFieldTokens(qs, t.tokenize(v), &p)
+					s = scoreFieldTokens(qs, t.tokenize(v), &p, bests)
+					fieldCover = max(fieldCover, len(s.Offsets))
 				}
 				if s.Score > best.Score {
 					best, bestValue = s, vi
@@ -176,6 +196,10 @@ func Rank(records []Record, query string, opts Options) []Result {
 			})
 			bestRaw = max(bestRaw, best.Score)
 			bestWeighted = max(bestWeighted, best.Score*f.Weight/maxWeight)
+		}
+		if cross, ok := crossField(bests, fieldCover, &p); ok {
+			bestRaw = max(bestRaw, cross)
+			bestWeighted = max(bestWeighted, cross*opts.CrossFieldWeight/maxWeight)
 		}
 		if bestRaw < threshold {
 			continue // with a zero MinScore even unmatched records pass, as in the reference
@@ -211,6 +235,30 @@ func Rank(records []Record, query string, opts Options) []Result {
 		results = results[:opts.Limit]
 	}
 	return results
+}
+
+// crossField aggregates the per-token best scores over all fields like a
+// field score, scaled by (1 + fieldCover/matched)/2: words that occur
+// together in one field (fieldCover, the most tokens one field value
+// matched) count more than words scattered over several, down to half
+// when no two share a field. ok is false when nothing matched.
+func crossField(bests []float64, fieldCover int, p *Params) (float64, bool) {
+	if len(bests) == 0 {
+		return 0, false
+	}
+	total, matched := 0.0, 0
+	for _, b := range bests {
+		total += b
+		if b > 0 {
+			matched++
+		}
+	}
+	if matched == 0 {
+		return 0, false
+	}
+	n, m := float64(len(bests)), float64(matched)
+	together := (1 + float64(min(fieldCover, matched))/m) / 2
+	return min(1, total/n*m/n*p.BaseScale*together), true
 }
 
 // epsilon is JavaScript's Number.EPSILON, the reference's exact-mode gate:

@@ -300,20 +300,22 @@ func ScoreFieldWith(queryTokens []string, text string, params Params) FieldScore
 		qs[i] = newTok(q)
 	}
 	var t tokenizer
-	return scoreFieldTokens(qs, t.tokenize(text), &p)
+	return scoreFieldTokens(qs, t.tokenize(text), &p, nil)
 }
 
 // scoreFieldTokens is the field score on prepared query and field tokens.
 // The field is tokenised once by the caller; here every query token scans
-// the field tokens, stopping early on an exact hit.
-func scoreFieldTokens(qs, fs []tok, p *Params) FieldScore {
+// the field tokens, stopping early on an exact hit. When bests is not nil
+// (len(qs) long), each query token's best score is merged into it, for the
+// cross-field score.
+func scoreFieldTokens(qs, fs []tok, p *Params, bests []float64) FieldScore {
 	if len(qs) == 0 || len(fs) == 0 {
 		return FieldScore{}
 	}
 	total := 0.0
 	matched := 0
 	var offsets []int
-	for _, q := range qs {
+	for qi, q := range qs {
 		best, bestAt := 0.0, -1
 		for _, f := range fs {
 			if s := scoreToken(q, f, p); s > best {
@@ -322,6 +324,9 @@ func scoreFieldTokens(qs, fs []tok, p *Params) FieldScore {
 					break
 				}
 			}
+		}
+		if bests != nil {
+			bests[qi] = max(bests[qi], best)
 		}
 		total += best
 		if best > 0 {

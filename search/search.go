@@ -37,7 +37,41 @@ type Options struct {
 	Rebuilding func() (bool, string)
 	// BaseURL, when set, adds web links to results.
 	BaseURL string
+	// Ranker orders the candidates; the zero value is the scorer. The
+	// alternatives exist for offline evaluation.
+	Ranker Ranker
+	// Weights override field weights by "kind.field", for example
+	// "work_package.comments": 2 (field names as in Result.MatchedFields).
+	// A weight of 0 or less removes the field. For offline evaluation.
+	Weights map[string]float64
+	// CrossFieldWeight weighs a match whose query words spread over
+	// several fields of an item (see scorer.Options.CrossFieldWeight); 0
+	// means DefaultCrossFieldWeight, a negative value turns it off (the
+	// reference's behaviour).
+	CrossFieldWeight float64
+	// IgnoreRecency breaks score ties by id only, as the reference server
+	// does, instead of newer first.
+	IgnoreRecency bool
+	// QueryLog, when set, records every search with its results.
+	QueryLog *QueryLog
 }
+
+// DefaultCrossFieldWeight is Options.CrossFieldWeight's default: between
+// a body (1) and a title (3), so an item holding every query word across
+// its fields ranks above one whose title holds some of them, and below
+// one whose title holds them all.
+const DefaultCrossFieldWeight = 2
+
+// Ranker selects how an Engine orders index candidates.
+type Ranker int
+
+const (
+	// RankScorer re-ranks the candidates with the scorer (the default).
+	RankScorer Ranker = iota
+	// RankIndex keeps the index's own order and score (bleve alone, no
+	// relevance gate), for comparison.
+	RankIndex
+)
 
 // Engine searches one user's index. It is safe for concurrent use.
 type Engine struct {
@@ -50,6 +84,12 @@ type Engine struct {
 func New(st *store.Store, idx Index, opts Options) *Engine {
 	if opts.Candidates <= 0 {
 		opts.Candidates = 50
+	}
+	switch {
+	case opts.CrossFieldWeight == 0:
+		opts.CrossFieldWeight = DefaultCrossFieldWeight
+	case opts.CrossFieldWeight < 0:
+		opts.CrossFieldWeight = 0
 	}
 	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 	return &Engine{st: st, idx: idx, opts: opts}
@@ -222,6 +262,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		}
 	}
 	resp.TookMS = float64(time.Since(start).Microseconds()) / 1000
+	if e.opts.QueryLog != nil {
+		e.opts.QueryLog.record(ctx, q, resp)
+	}
 	return resp, nil
 }
 
@@ -292,7 +335,7 @@ func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate,
 				return fmt.Errorf("load %s: %w", h.ID, err)
 			}
 			if found {
-				c.record = recordOf(c)
+				c.record = e.reweight(recordOf(c), h.Kind)
 				out = append(out, c)
 			}
 		}
@@ -370,6 +413,25 @@ func recordOf(c *candidate) scorer.Record {
 	return r
 }
 
+// reweight applies Options.Weights to r's fields.
+func (e *Engine) reweight(r scorer.Record, kind indexer.Kind) scorer.Record {
+	if len(e.opts.Weights) == 0 {
+		return r
+	}
+	fields := make([]scorer.Field, 0, len(r.Fields))
+	for _, f := range r.Fields {
+		if w, ok := e.opts.Weights[string(kind)+"."+f.Name]; ok {
+			if w <= 0 {
+				continue
+			}
+			f.Weight = w
+		}
+		fields = append(fields, f)
+	}
+	r.Fields = fields
+	return r
+}
+
 type ranked struct {
 	c   *candidate
 	res scorer.Result
@@ -383,15 +445,22 @@ func (e *Engine) rank(cands []*candidate, q Query) []ranked {
 	for i, c := range cands {
 		records[i] = c.record
 	}
-	if strings.TrimSpace(q.Text) == "" {
-		// A filter-only query: the index already ordered by recency.
+	if strings.TrimSpace(q.Text) == "" || e.opts.Ranker == RankIndex {
+		// A filter-only query: the index already ordered by recency. Or
+		// the index's relevance order, kept as it is for comparison.
 		out := make([]ranked, len(cands))
 		for i, c := range cands {
-			out[i] = ranked{c: c, res: scorer.Result{ID: c.hit.ID, Index: i}}
+			res := scorer.Result{ID: c.hit.ID, Index: i}
+			if e.opts.Ranker == RankIndex {
+				res.Score = c.hit.Score
+			}
+			out[i] = ranked{c: c, res: res}
 		}
 		return out
 	}
-	results := scorer.Rank(records, q.Text, scorer.Options{Exact: q.Exact, Params: e.opts.Params})
+	results := scorer.Rank(records, q.Text, scorer.Options{
+		Exact: q.Exact, Params: e.opts.Params, IgnoreRecency: e.opts.IgnoreRecency, CrossFieldWeight: e.opts.CrossFieldWeight,
+	})
 	out := make([]ranked, len(results))
 	for i, r := range results {
 		out[i] = ranked{c: cands[r.Index], res: r}

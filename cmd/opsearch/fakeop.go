@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
+	"github.com/opsearch/opsearch/eval"
 	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/scorer"
 )
 
 // runFakeOp serves a fake OpenProject until ctx is cancelled.
@@ -31,6 +34,8 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	latency := fs.Duration("latency", 0, "added latency per request, e.g. 20ms")
 	maxPage := fs.Int("max-page-size", optest.DefaultMaxPageSize, "largest page size the server allows (larger requests are capped silently)")
 	errorRate := fs.Float64("error-rate", 0, "share of requests answered with a 5xx error, 0..1")
+	queriesFile := fs.String("queries", "", "write a labelled query set for the data (JSONL, for opsearch eval) to this file and continue serving")
+	queriesPerKind := fs.Int("queries-per-kind", optest.DefaultQueriesPerKind, "queries per kind in the --queries set")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -69,6 +74,13 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
+	if *queriesFile != "" {
+		qs := optest.GenerateQueries(data, optest.QueryOptions{Seed: gen.Seed, PerKind: *queriesPerKind})
+		if err := writeQueryFile(*queriesFile, qs); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "wrote %d labelled queries (as the admin sees the data) to %s\n", len(qs), *queriesFile)
+	}
 	srv := optest.NewServer(data, optest.Options{
 		MaxPageSize: *maxPage, Profile: p, Latency: *latency,
 		Faults: optest.Faults{ErrorRate: *errorRate, Seed: uint64(gen.Seed)},
@@ -98,6 +110,22 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	srv.Close() // release hanging requests so Shutdown can drain
 	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shut down: %w", err)
+	}
+	return nil
+}
+
+// writeQueryFile writes a labelled query set as JSONL.
+func writeQueryFile(path string, qs []scorer.LabelledQuery) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := eval.WriteQueries(f, qs); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

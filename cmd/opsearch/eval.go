@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/opsearch/opsearch/eval"
+)
+
+// runEval runs a labelled query set against the local index with several
+// ranker variants side by side. It makes no API calls.
+func runEval(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	conn := bindConn(fs, e)
+	queriesFile := fs.String("queries", "", "labelled queries, JSONL: {\"id\",\"query\",\"kind\",\"expect\":[{\"type\",\"id\"}]} (required)")
+	userID := fs.Int64("user", 0, "user id whose index to evaluate, when the data dir holds several")
+	variantsFile := fs.String("variants", "", "JSON file of extra ranker variants: [{\"name\",\"params\":{...},\"weights\":{\"kind.field\":w}}]")
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	detail := fs.Bool("detail", false, "show every query's rank and top results")
+	trecDir := fs.String("trec", "", "write TREC run files (one per variant) and qrels.txt into this directory")
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	if *queriesFile == "" {
+		return errors.New("--queries FILE is required (generate one with: opsearch fakeop --queries FILE)")
+	}
+	if err := conn.finish(e, false); err != nil {
+		return err
+	}
+	queries, err := eval.LoadQueries(*queriesFile)
+	if err != nil {
+		return err
+	}
+	if len(queries) == 0 {
+		return eval.ErrNoQueries
+	}
+	variants := eval.DefaultVariants()
+	if *variantsFile != "" {
+		extra, err := eval.LoadVariants(*variantsFile)
+		if err != nil {
+			return err
+		}
+		variants = append(variants, extra...)
+	}
+	u, err := openLocal(ctx, e, conn, *userID)
+	if err != nil {
+		return err
+	}
+	defer u.Close()
+	rep, err := eval.Run(ctx, u.Store, u.Index, queries, eval.Options{Variants: variants, Detail: *detail})
+	if err != nil {
+		return err
+	}
+	if *trecDir != "" {
+		if err := rep.WriteTREC(*trecDir, queries); err != nil {
+			return err
+		}
+	}
+	if *jsonOut {
+		return printJSON(e.stdout, rep)
+	}
+	if *detail {
+		if err := rep.WriteDetail(e.stdout); err != nil {
+			return err
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	fmt.Fprintf(e.stdout, "%d queries against user %d's index (%s)\n\n", len(queries), u.Identity.UserID, u.Dir)
+	return rep.WriteTable(e.stdout, true)
+}

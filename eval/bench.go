@@ -1,0 +1,402 @@
+package eval
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/scorer"
+	"github.com/opsearch/opsearch/search"
+	"github.com/opsearch/opsearch/store"
+	"github.com/opsearch/opsearch/sync"
+)
+
+// BenchOptions configure Bench.
+type BenchOptions struct {
+	// WorkPackages is the generated data set's size (default 10,000; three
+	// comments each, the generator's default wiki pages and meetings).
+	WorkPackages int
+	// Latency is added by the fake server to every request (default
+	// 20 ms; negative means none).
+	Latency time.Duration
+	// Queries is how many labelled work package queries run both ways
+	// (default 100), drawn evenly from the generator's kinds.
+	Queries int
+	// Seed selects data and queries (default 1).
+	Seed int64
+	// Dir holds the store and index; "" uses a temporary directory that
+	// is removed afterwards.
+	Dir string
+	// Logger receives progress; nil discards.
+	Logger *slog.Logger
+}
+
+// BenchReport is what Bench measured.
+type BenchReport struct {
+	WorkPackages int     `json:"workPackages"`
+	Comments     int     `json:"comments"`
+	LatencyMS    float64 `json:"latencyMs"`
+	Machine      string  `json:"machine"`
+
+	Sync BenchSync `json:"sync"`
+	// Queries is the number of labelled queries run each way.
+	Queries   int         `json:"queries"`
+	Opsearch  BenchSearch `json:"opsearch"`
+	Reference BenchSearch `json:"reference"`
+	// MedianSpeedup is the reference's median latency over opsearch's;
+	// P99Speedup likewise.
+	MedianSpeedup float64 `json:"medianSpeedup"`
+	P99Speedup    float64 `json:"p99Speedup"`
+	// RecallGain is opsearch's recall@10 minus the reference's.
+	RecallGain float64 `json:"recallGain"`
+}
+
+// BenchSync describes the initial and an unchanged re-sync.
+type BenchSync struct {
+	InitialMS float64 `json:"initialMs"`
+	Requests  int     `json:"requests"`
+	// Concurrency is the worker's per-item request concurrency.
+	Concurrency int `json:"concurrency"`
+	// FloorMS is the API-bound floor: requests × latency ÷ concurrency.
+	FloorMS float64 `json:"floorMs"`
+	// ResyncMS and ResyncRequests are an immediate second sync with no
+	// changes on the server.
+	ResyncMS       float64 `json:"resyncMs"`
+	ResyncRequests int     `json:"resyncRequests"`
+	// Documents is the number of documents indexed; IndexDocsPerSec is
+	// the throughput of rebuilding the index from the store (no API).
+	Documents       int     `json:"documents"`
+	IndexDocsPerSec float64 `json:"indexDocsPerSec"`
+	// PeakRSSMB is the process's peak resident memory (VmHWM).
+	PeakRSSMB float64 `json:"peakRssMb"`
+	// IndexMB and StoreMB are the sizes on disk.
+	IndexMB float64 `json:"indexMb"`
+	StoreMB float64 `json:"storeMb"`
+}
+
+// BenchSearch is one search method's figures over the query set.
+type BenchSearch struct {
+	Recall10 float64 `json:"recall@10"`
+	MRR10    float64 `json:"mrr@10"`
+	MedianMS float64 `json:"medianMs"`
+	P99MS    float64 `json:"p99Ms"`
+	// RequestsPerQuery counts API requests per query.
+	RequestsPerQuery float64 `json:"requestsPerQuery"`
+}
+
+// countingTransport counts the HTTP requests a client makes.
+type countingTransport struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	return t.next.RoundTrip(r)
+}
+
+// Bench starts the fake server in-process with the chosen size and
+// latency, syncs it into a fresh store and index, and runs the same
+// labelled work package queries through opsearch's index and through the
+// reference's live search (ReferenceSearch).
+func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
+	if o.WorkPackages <= 0 {
+		o.WorkPackages = 10000
+	}
+	switch {
+	case o.Latency == 0:
+		o.Latency = 20 * time.Millisecond
+	case o.Latency < 0:
+		o.Latency = 0
+	}
+	if o.Queries <= 0 {
+		o.Queries = 100
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dir := o.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "opsearch-bench-")
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+
+	d := optest.Generate(optest.GenOptions{Seed: o.Seed, WorkPackages: o.WorkPackages})
+	rep := &BenchReport{
+		WorkPackages: len(d.WorkPackages), LatencyMS: ms(o.Latency),
+		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version()),
+	}
+	for _, a := range d.Activities {
+		if a.IsComment() {
+			rep.Comments++
+		}
+	}
+	srv := optest.NewServer(d, optest.Options{Latency: o.Latency})
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("bench: listen: %w", err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+
+	ct := &countingTransport{next: &http.Transport{MaxIdleConnsPerHost: 64}}
+	client, err := openproject.New(openproject.Config{
+		BaseURL: "http://" + ln.Addr().String(), APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: ct},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	defer st.Close()
+	idx, err := indexer.Open(filepath.Join(dir, "index"), indexer.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	defer idx.Close()
+
+	wopts := sync.Options{}
+	w := sync.New(client, st, idx, wopts)
+	rep.Sync.Concurrency = sync.DefaultConcurrency
+	log.Info("initial sync", "work_packages", rep.WorkPackages, "latency", o.Latency)
+	start := time.Now()
+	sr, err := w.Sync(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bench: initial sync: %w", err)
+	}
+	if err := sr.Err(); err != nil {
+		return nil, fmt.Errorf("bench: initial sync: %w", err)
+	}
+	rep.Sync.InitialMS = ms(time.Since(start))
+	rep.Sync.Requests = sr.Requests
+	rep.Sync.FloorMS = float64(sr.Requests) * ms(o.Latency) / float64(rep.Sync.Concurrency)
+
+	start = time.Now()
+	sr, err = w.Sync(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bench: re-sync: %w", err)
+	}
+	rep.Sync.ResyncMS, rep.Sync.ResyncRequests = ms(time.Since(start)), sr.Requests
+
+	if err := measureRebuild(ctx, st, dir, &rep.Sync); err != nil {
+		return nil, err
+	}
+	rep.Sync.IndexMB = dirMB(filepath.Join(dir, "index"))
+	rep.Sync.StoreMB = dirMB(dir) - rep.Sync.IndexMB
+
+	queries := benchQueries(d, o.Seed, o.Queries)
+	rep.Queries = len(queries)
+	log.Info("running queries", "queries", len(queries))
+
+	eng := search.New(st, idx, search.Options{})
+	var opAcc, refAcc scorer.Accumulator
+	var opLat, refLat []time.Duration
+	var opReq, refReq int64
+	ref := &ReferenceSearch{Client: client}
+	for _, q := range queries {
+		before := ct.n.Load()
+		t0 := time.Now()
+		resp, err := eng.Search(ctx, search.Query{Text: q.Query, PageSize: K})
+		if err != nil {
+			return nil, fmt.Errorf("bench: opsearch %s: %w", q.ID, err)
+		}
+		opLat = append(opLat, time.Since(t0))
+		opReq += ct.n.Load() - before
+		ranked := make([]scorer.Target, 0, len(resp.Results))
+		for _, r := range resp.Results {
+			ranked = append(ranked, scorer.Target{Type: string(r.Kind), ID: r.ID})
+		}
+		opAcc.Add(q, ranked)
+
+		before = ct.n.Load()
+		t0 = time.Now()
+		hits, err := ref.Search(ctx, q.Query, K)
+		if err != nil {
+			return nil, fmt.Errorf("bench: reference %s: %w", q.ID, err)
+		}
+		refLat = append(refLat, time.Since(t0))
+		refReq += ct.n.Load() - before
+		ranked = ranked[:0]
+		for _, h := range hits {
+			ranked = append(ranked, scorer.Target{Type: "work_package", ID: h.ID})
+		}
+		refAcc.Add(q, ranked)
+	}
+	rep.Opsearch = benchSearch(opAcc.Metrics(), opLat, opReq, len(queries))
+	rep.Reference = benchSearch(refAcc.Metrics(), refLat, refReq, len(queries))
+	if rep.Opsearch.MedianMS > 0 {
+		rep.MedianSpeedup = rep.Reference.MedianMS / rep.Opsearch.MedianMS
+	}
+	if rep.Opsearch.P99MS > 0 {
+		rep.P99Speedup = rep.Reference.P99MS / rep.Opsearch.P99MS
+	}
+	rep.RecallGain = rep.Opsearch.Recall10 - rep.Reference.Recall10
+	rep.Sync.PeakRSSMB = peakRSSMB()
+	return rep, nil
+}
+
+func benchSearch(m scorer.Metrics, lat []time.Duration, requests int64, n int) BenchSearch {
+	return BenchSearch{
+		Recall10: m.Recall10, MRR10: m.MRR10,
+		MedianMS: Percentile(lat, 0.5), P99MS: Percentile(lat, 0.99),
+		RequestsPerQuery: float64(requests) / float64(max(n, 1)),
+	}
+}
+
+// benchQueries draws n labelled queries that target work packages (the
+// only kind the reference's live search covers), round-robin over kinds.
+func benchQueries(d *optest.Dataset, seed int64, n int) []scorer.LabelledQuery {
+	all := optest.GenerateQueries(d, optest.QueryOptions{Seed: seed, PerKind: n})
+	byKind := map[string][]scorer.LabelledQuery{}
+	var kinds []string
+	for _, q := range all {
+		if len(q.Expect) == 0 || q.Expect[0].Type != "work_package" {
+			continue
+		}
+		if _, ok := byKind[q.Kind]; !ok {
+			kinds = append(kinds, q.Kind)
+		}
+		byKind[q.Kind] = append(byKind[q.Kind], q)
+	}
+	var out []scorer.LabelledQuery
+	for i := 0; len(out) < n; i++ {
+		added := false
+		for _, k := range kinds {
+			if i < len(byKind[k]) && len(out) < n {
+				out = append(out, byKind[k][i])
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	return out
+}
+
+// measureRebuild rebuilds a second index from the store (no API) to
+// measure indexing throughput, then removes it.
+func measureRebuild(ctx context.Context, st *store.Store, dir string, s *BenchSync) error {
+	rdir := filepath.Join(dir, "rebuild-index")
+	idx, err := indexer.Open(rdir, indexer.Options{})
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	defer os.RemoveAll(rdir)
+	defer idx.Close()
+	var docs int
+	start := time.Now()
+	if err := sync.RebuildIndex(ctx, st, idx, func(done, _ int) { docs = done }); err != nil {
+		return fmt.Errorf("bench: rebuild: %w", err)
+	}
+	took := time.Since(start)
+	s.Documents = docs
+	if took > 0 {
+		s.IndexDocsPerSec = float64(docs) / took.Seconds()
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// dirMB is the total size of the files under dir, in MiB.
+func dirMB(dir string) float64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+		return nil
+	})
+	return float64(n) / (1 << 20)
+}
+
+// peakRSSMB reads VmHWM from /proc/self/status (Linux); 0 elsewhere.
+func peakRSSMB() float64 {
+	v, _ := procField("/proc/self/status", "VmHWM:")
+	kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+	if err != nil {
+		return 0
+	}
+	return kb / 1024
+}
+
+// cpuModel names the CPU from /proc/cpuinfo (Linux), or "unknown CPU".
+func cpuModel() string {
+	v, err := procField("/proc/cpuinfo", "model name")
+	if err != nil || v == "" {
+		return "unknown CPU"
+	}
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+}
+
+func procField(path, prefix string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, prefix) {
+			return strings.TrimPrefix(line, prefix), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", errors.New(prefix + " not found")
+}
+
+// WriteText prints the report as a table a person can read.
+func (r *BenchReport) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "data: %d work packages, %d comments; fake server latency %.0f ms per request\n", r.WorkPackages, r.Comments, r.LatencyMS)
+	fmt.Fprintf(w, "machine: %s\n\n", r.Machine)
+	s := r.Sync
+	fmt.Fprintf(w, "initial sync      %10.0f ms  (%d requests; API-bound floor %d × %.0f ms ÷ %d = %.0f ms, %.1f× the floor)\n",
+		s.InitialMS, s.Requests, s.Requests, r.LatencyMS, s.Concurrency, s.FloorMS, s.InitialMS/max(s.FloorMS, 1))
+	fmt.Fprintf(w, "unchanged re-sync %10.0f ms  (%d requests)\n", s.ResyncMS, s.ResyncRequests)
+	fmt.Fprintf(w, "indexing          %10.0f docs/s (rebuild of %d documents from the store)\n", s.IndexDocsPerSec, s.Documents)
+	fmt.Fprintf(w, "peak memory       %10.1f MiB (VmHWM)\n", s.PeakRSSMB)
+	fmt.Fprintf(w, "on disk           %10.1f MiB index + %.1f MiB store\n\n", s.IndexMB, s.StoreMB)
+	fmt.Fprintf(w, "%d labelled work package queries      %12s %12s %10s\n", r.Queries, "opsearch", "reference", "ratio")
+	row := func(name string, a, b float64, ratio string) {
+		fmt.Fprintf(w, "  %-36s %12.4f %12.4f %10s\n", name, a, b, ratio)
+	}
+	row("recall@10", r.Opsearch.Recall10, r.Reference.Recall10, fmt.Sprintf("%+.4f", r.RecallGain))
+	row("MRR@10", r.Opsearch.MRR10, r.Reference.MRR10, fmt.Sprintf("%+.4f", r.Opsearch.MRR10-r.Reference.MRR10))
+	row("median latency (ms)", r.Opsearch.MedianMS, r.Reference.MedianMS, fmt.Sprintf("%.0f×", r.MedianSpeedup))
+	row("p99 latency (ms)", r.Opsearch.P99MS, r.Reference.P99MS, fmt.Sprintf("%.0f×", r.P99Speedup))
+	row("API requests per query", r.Opsearch.RequestsPerQuery, r.Reference.RequestsPerQuery, "")
+}

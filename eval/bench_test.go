@@ -1,0 +1,42 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBenchSmall runs the whole benchmark on a tiny data set.
+func TestBenchSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("syncs a fake server")
+	}
+	rep, err := Bench(context.Background(), BenchOptions{WorkPackages: 300, Latency: time.Millisecond, Queries: 20, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Queries != 20 {
+		t.Errorf("ran %d queries, want 20", rep.Queries)
+	}
+	if rep.Opsearch.RequestsPerQuery != 0 {
+		t.Errorf("opsearch made %.1f API requests per query, want 0", rep.Opsearch.RequestsPerQuery)
+	}
+	// Two candidate requests plus two per enriched work package.
+	if rep.Reference.RequestsPerQuery < 2 {
+		t.Errorf("the reference made %.1f requests per query, want at least 2", rep.Reference.RequestsPerQuery)
+	}
+	if rep.Sync.Requests == 0 || rep.Sync.Documents == 0 || rep.Sync.IndexMB <= 0 {
+		t.Errorf("sync figures missing: %+v", rep.Sync)
+	}
+	if rep.Opsearch.Recall10 < rep.Reference.Recall10 {
+		t.Errorf("opsearch recall@10 %.4f below the reference's %.4f", rep.Opsearch.Recall10, rep.Reference.Recall10)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	if !strings.Contains(b.String(), "recall@10") {
+		t.Errorf("text report lacks recall@10:\n%s", b.String())
+	}
+	t.Log("\n" + b.String())
+}

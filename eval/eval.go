@@ -1,0 +1,399 @@
+// Package eval measures search quality offline: it runs labelled queries
+// (scorer.LabelledQuery) against a user's local index with several ranker
+// variants side by side, and reports recall@1/5/10, MRR@10 and nDCG@10 per
+// query kind and overall, the share of negative queries answered with
+// nothing, per-query detail, and TREC run and qrels files for external
+// tools (trec_eval, ir_measures). It makes no API calls.
+//
+// The package also holds a faithful implementation of the reference
+// server's live search (reference.go) and the benchmark that compares it
+// with opsearch's index (bench.go).
+package eval
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/opsearch/opsearch/scorer"
+	"github.com/opsearch/opsearch/search"
+	"github.com/opsearch/opsearch/store"
+)
+
+// K is the cut-off of the ranked lists the evaluation looks at.
+const K = 10
+
+// Variant is one ranker configuration. The zero value (apart from Name)
+// is opsearch's default: index candidates re-ranked by the scorer.
+type Variant struct {
+	Name string `json:"name"`
+	// Ranker is "scorer" (default) or "index" (bleve's order alone).
+	Ranker string `json:"ranker,omitempty"`
+	// Params are scorer constants; zero fields keep the defaults (see
+	// scorer.Params). JSON keys are the Go field names, e.g. "PhraseBonus".
+	Params scorer.Params `json:"params"`
+	// Weights override field weights by "kind.field", e.g.
+	// "work_package.comments": 2; 0 removes a field.
+	Weights map[string]float64 `json:"weights,omitempty"`
+	// IgnoreRecency breaks ties by id, as the reference does.
+	IgnoreRecency bool `json:"ignoreRecency,omitempty"`
+	// Candidates is how many index hits are re-ranked (0: engine default).
+	Candidates int `json:"candidates,omitempty"`
+	// CrossFieldWeight is search.Options.CrossFieldWeight (0: default,
+	// negative: off).
+	CrossFieldWeight float64 `json:"crossFieldWeight,omitempty"`
+}
+
+// Names of the built-in variants.
+const (
+	VariantBleve     = "bleve"
+	VariantOpsearch  = "opsearch"
+	VariantReference = "reference"
+)
+
+// DefaultVariants are compared in every run: bleve's score alone,
+// opsearch (bleve candidates re-ranked by the scorer), and the reference
+// server's scorer over the same candidates (its field weights, which have
+// no id field, no cross-field score, and its id-only tie-break).
+func DefaultVariants() []Variant {
+	return []Variant{
+		{Name: VariantBleve, Ranker: "index"},
+		{Name: VariantOpsearch},
+		{Name: VariantReference, IgnoreRecency: true, CrossFieldWeight: -1, Weights: map[string]float64{"work_package.id": 0}},
+	}
+}
+
+// LoadVariants reads a JSON array of variants.
+func LoadVariants(path string) ([]Variant, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read variants: %w", err)
+	}
+	var vs []Variant
+	if err := json.Unmarshal(b, &vs); err != nil {
+		return nil, fmt.Errorf("decode variants %s: %w", path, err)
+	}
+	for i, v := range vs {
+		if v.Name == "" {
+			return nil, fmt.Errorf("variants %s: entry %d has no name", path, i+1)
+		}
+		if v.Ranker != "" && v.Ranker != "scorer" && v.Ranker != "index" {
+			return nil, fmt.Errorf("variants %s: %s: ranker must be scorer or index, not %q", path, v.Name, v.Ranker)
+		}
+	}
+	return vs, nil
+}
+
+// LoadQueries reads a JSONL query set.
+func LoadQueries(path string) ([]scorer.LabelledQuery, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open queries: %w", err)
+	}
+	defer f.Close()
+	return ReadQueries(f)
+}
+
+// ReadQueries decodes JSONL labelled queries; blank lines are skipped.
+func ReadQueries(r io.Reader) ([]scorer.LabelledQuery, error) {
+	var out []scorer.LabelledQuery
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var q scorer.LabelledQuery
+		if err := json.Unmarshal([]byte(line), &q); err != nil {
+			return nil, fmt.Errorf("query line %d: %w", n, err)
+		}
+		if q.ID == "" {
+			q.ID = "q" + strconv.Itoa(n)
+		}
+		if q.Kind == "" {
+			q.Kind = "unlabelled"
+		}
+		for _, t := range q.Expect {
+			switch t.Type {
+			case "work_package", "wiki_page", "meeting", "project":
+			default:
+				return nil, fmt.Errorf("query line %d: expect type %q is not one of work_package, wiki_page, meeting, project", n, t.Type)
+			}
+		}
+		out = append(out, q)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read queries: %w", err)
+	}
+	return out, nil
+}
+
+// WriteQueries encodes qs as JSONL.
+func WriteQueries(w io.Writer, qs []scorer.LabelledQuery) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, q := range qs {
+		if q.Expect == nil {
+			q.Expect = []scorer.Target{}
+		}
+		if err := enc.Encode(q); err != nil {
+			return fmt.Errorf("write queries: %w", err)
+		}
+	}
+	return nil
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	Queries  int             `json:"queries"`
+	Variants []VariantReport `json:"variants"`
+}
+
+// VariantReport holds one variant's metrics.
+type VariantReport struct {
+	Name    string                    `json:"name"`
+	Overall scorer.Metrics            `json:"overall"`
+	Kinds   map[string]scorer.Metrics `json:"kinds"`
+	// MedianMS and P99MS are search latencies in milliseconds.
+	MedianMS float64 `json:"medianMs"`
+	P99MS    float64 `json:"p99Ms"`
+	// Detail is filled when Options.Detail is set.
+	Detail []QueryResult `json:"detail,omitempty"`
+
+	runs []QueryResult
+}
+
+// QueryResult is one query's outcome under one variant.
+type QueryResult struct {
+	ID    string `json:"id"`
+	Kind  string `json:"kind"`
+	Query string `json:"query"`
+	// Rank is the 1-based rank of the first expected item, 0 when it is
+	// not in the top K (or the query is negative).
+	Rank int `json:"rank"`
+	// Top are the first results as "kind:id score title".
+	Top []string `json:"top"`
+
+	ranked []scorer.Target
+	scores []float64
+}
+
+// Options configure Run.
+type Options struct {
+	// Variants to compare; nil means DefaultVariants.
+	Variants []Variant
+	// Detail keeps per-query results in the report.
+	Detail bool
+}
+
+// Run evaluates queries against st and idx with every variant.
+func Run(ctx context.Context, st *store.Store, idx search.Index, queries []scorer.LabelledQuery, opts Options) (*Report, error) {
+	vs := opts.Variants
+	if vs == nil {
+		vs = DefaultVariants()
+	}
+	rep := &Report{Queries: len(queries)}
+	for _, v := range vs {
+		vr, err := runVariant(ctx, st, idx, queries, v)
+		if err != nil {
+			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+		if opts.Detail {
+			vr.Detail = vr.runs
+		}
+		rep.Variants = append(rep.Variants, vr)
+	}
+	return rep, nil
+}
+
+// engineOptions turns a variant into engine options.
+func engineOptions(v Variant) search.Options {
+	o := search.Options{Params: v.Params, Weights: v.Weights, IgnoreRecency: v.IgnoreRecency, Candidates: v.Candidates, CrossFieldWeight: v.CrossFieldWeight}
+	if v.Ranker == "index" {
+		o.Ranker = search.RankIndex
+	}
+	return o
+}
+
+func runVariant(ctx context.Context, st *store.Store, idx search.Index, queries []scorer.LabelledQuery, v Variant) (VariantReport, error) {
+	eng := search.New(st, idx, engineOptions(v))
+	overall := &scorer.Accumulator{}
+	kinds := map[string]*scorer.Accumulator{}
+	vr := VariantReport{Name: v.Name, Kinds: map[string]scorer.Metrics{}}
+	lat := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		start := time.Now()
+		resp, err := eng.Search(ctx, search.Query{Text: q.Query, PageSize: K})
+		if err != nil {
+			return vr, fmt.Errorf("query %s: %w", q.ID, err)
+		}
+		lat = append(lat, time.Since(start))
+		qr := QueryResult{ID: q.ID, Kind: q.Kind, Query: q.Query, Top: []string{}}
+		for i, r := range resp.Results {
+			t := scorer.Target{Type: string(r.Kind), ID: r.ID}
+			qr.ranked = append(qr.ranked, t)
+			qr.scores = append(qr.scores, r.Score)
+			if i < 3 {
+				qr.Top = append(qr.Top, fmt.Sprintf("%s:%d %.2f %s", t.Type, t.ID, r.Score, r.Title))
+			}
+		}
+		qr.Rank = scorer.FirstRelevant(qr.ranked, q.Expect)
+		overall.Add(q, qr.ranked)
+		acc := kinds[q.Kind]
+		if acc == nil {
+			acc = &scorer.Accumulator{}
+			kinds[q.Kind] = acc
+		}
+		acc.Add(q, qr.ranked)
+		vr.runs = append(vr.runs, qr)
+	}
+	vr.Overall = overall.Metrics()
+	for k, a := range kinds {
+		vr.Kinds[k] = a.Metrics()
+	}
+	vr.MedianMS, vr.P99MS = Percentile(lat, 0.5), Percentile(lat, 0.99)
+	return vr, nil
+}
+
+// Percentile returns the p-quantile of ds in milliseconds (nearest rank).
+func Percentile(ds []time.Duration, p float64) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s))*p+0.999999) - 1
+	i = max(0, min(len(s)-1, i))
+	return float64(s[i].Microseconds()) / 1000
+}
+
+// Variant returns the report of the named variant.
+func (r *Report) Variant(name string) (VariantReport, bool) {
+	for _, v := range r.Variants {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return VariantReport{}, false
+}
+
+// WriteTable writes the metrics as a table a person can read: one block
+// per variant, a row per query kind and one overall. With timings the
+// latency of each variant is shown too (leave it out for golden files).
+func (r *Report) WriteTable(w io.Writer, timings bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "VARIANT\tKIND\tQUERIES\tR@1\tR@5\tR@10\tMRR@10\tnDCG@10\tNEG-CLEAN\t")
+	for _, v := range r.Variants {
+		for _, k := range scorer.SortedKinds(v.Kinds) {
+			writeRow(tw, v.Name, k, v.Kinds[k])
+		}
+		writeRow(tw, v.Name, "OVERALL", v.Overall)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	if timings {
+		for _, v := range r.Variants {
+			fmt.Fprintf(w, "%s: median %.2f ms, p99 %.2f ms per query\n", v.Name, v.MedianMS, v.P99MS)
+		}
+	}
+	return nil
+}
+
+func writeRow(w io.Writer, variant, kind string, m scorer.Metrics) {
+	if m.Queries == 0 && m.Negatives > 0 {
+		fmt.Fprintf(w, "%s\t%s\t%d\t-\t-\t-\t-\t-\t%.4f\t\n", variant, kind, m.Negatives, m.NegativeClean)
+		return
+	}
+	neg := "-"
+	if m.Negatives > 0 {
+		neg = fmt.Sprintf("%.4f", m.NegativeClean)
+	}
+	fmt.Fprintf(w, "%s\t%s\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%s\t\n", variant, kind, m.Queries+m.Negatives, m.Recall1, m.Recall5, m.Recall10, m.MRR10, m.NDCG10, neg)
+}
+
+// WriteDetail writes each variant's per-query outcome: rank of the
+// expected item (or "miss") and the top results.
+func (r *Report) WriteDetail(w io.Writer) error {
+	for _, v := range r.Variants {
+		fmt.Fprintf(w, "== %s\n", v.Name)
+		for _, q := range v.runs {
+			rank := strconv.Itoa(q.Rank)
+			switch {
+			case q.Kind == "negative" || q.Rank == 0 && len(q.ranked) == 0:
+				rank = "-"
+			case q.Rank == 0:
+				rank = "miss"
+			}
+			fmt.Fprintf(w, "%-26s %-5s %q\n", q.ID, rank, q.Query)
+			for _, t := range q.Top {
+				fmt.Fprintf(w, "    %s\n", t)
+			}
+		}
+	}
+	return nil
+}
+
+// WriteTREC writes qrels.txt ("qid 0 docid 1" per relevant item) and one
+// run file per variant, run-<name>.txt ("qid Q0 docid rank score name"),
+// into dir. Document ids are "kind:id".
+func (r *Report) WriteTREC(dir string, queries []scorer.LabelledQuery) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	var qrels strings.Builder
+	for _, q := range queries {
+		for _, t := range q.Expect {
+			fmt.Fprintf(&qrels, "%s 0 %s:%d 1\n", q.ID, t.Type, t.ID)
+		}
+	}
+	if err := os.WriteFile(dir+"/qrels.txt", []byte(qrels.String()), 0o600); err != nil {
+		return fmt.Errorf("write qrels: %w", err)
+	}
+	for _, v := range r.Variants {
+		var b strings.Builder
+		for _, q := range v.runs {
+			for i, t := range q.ranked {
+				// trec_eval orders by score; a strictly decreasing score
+				// keeps the variant's own order among ties.
+				score := q.scores[i] - float64(i)*1e-6
+				fmt.Fprintf(&b, "%s Q0 %s:%d %d %.6f %s\n", q.ID, t.Type, t.ID, i+1, score, v.Name)
+			}
+		}
+		if err := os.WriteFile(dir+"/run-"+fileSafe(v.Name)+".txt", []byte(b.String()), 0o600); err != nil {
+			return fmt.Errorf("write run %s: %w", v.Name, err)
+		}
+	}
+	return nil
+}
+
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// KindCounts counts queries per kind, for summaries.
+func KindCounts(qs []scorer.LabelledQuery) map[string]int {
+	m := map[string]int{}
+	for _, q := range qs {
+		m[q.Kind]++
+	}
+	return m
+}
+
+// ErrNoQueries is returned when a query set is empty.
+var ErrNoQueries = errors.New("the query set is empty")
