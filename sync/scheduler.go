@@ -35,6 +35,10 @@ type SchedulerOptions struct {
 	Now func() time.Time
 	// OnSync, if set, is called after each sync with its outcome.
 	OnSync func(Report, error)
+	// Acquire, if set, is called before each sync and must return once
+	// the sync may run (or fail when ctx ends); release is called after
+	// it. The Manager uses it to cap concurrent syncs across users.
+	Acquire func(ctx context.Context) (release func(), err error)
 }
 
 // Scheduler runs a Worker's syncs on a cron schedule and on demand.
@@ -156,6 +160,14 @@ func (s *Scheduler) runOnce(ctx context.Context, scheduled bool) {
 	if scheduled && !s.back.allow(s.opts.Now()) {
 		s.log.Debug("sync skipped: backing off after failures")
 		return
+	}
+	if s.opts.Acquire != nil {
+		release, err := s.opts.Acquire(ctx)
+		if err != nil {
+			// Only a cancelled wait fails: Stop is under way.
+			return
+		}
+		defer release()
 	}
 	rep, err := s.w.Sync(ctx)
 	switch {

@@ -43,15 +43,21 @@ func runServe(ctx context.Context, e env, args []string) error {
 	conn := bindConn(fs, e)
 	spec := fs.String("sync-schedule", envOr(e, "OPSEARCH_SYNC_SCHEDULE", sync.DefaultSpec),
 		`sync schedule: a 5-field cron spec or a descriptor such as "@every 2m" (env OPSEARCH_SYNC_SCHEDULE)`)
+	hf := bindHTTP(fs, e)
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	if err := conn.finish(e, true); err != nil {
+	// Over HTTP every request brings its own key; OPENPROJECT_API_KEY is
+	// then only the optional fallback.
+	if err := conn.finish(e, hf.addr == ""); err != nil {
 		return err
 	}
 	*spec = strings.TrimSpace(*spec)
 	if _, err := cron.ParseStandard(*spec); err != nil {
 		return fmt.Errorf("invalid sync schedule %q (--sync-schedule or OPSEARCH_SYNC_SCHEDULE): %v", *spec, err)
+	}
+	if hf.addr != "" {
+		return runServeHTTP(ctx, e, conn, hf, *spec)
 	}
 	client, err := newClient(conn, e)
 	if err != nil {

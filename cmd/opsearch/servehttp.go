@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/opsearch/opsearch/mcp"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/sync"
+)
+
+// httpFlags configure `opsearch serve --http`.
+type httpFlags struct {
+	addr           string
+	idleTimeout    time.Duration
+	maxUsers       int
+	maxSyncs       int
+	allowedOrigins string
+	allowedHosts   string
+}
+
+// bindHTTP registers the HTTP mode's flags. PORT (the reference server's
+// variable) selects HTTP mode on 127.0.0.1:$PORT, HOST overrides the bind
+// host.
+func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
+	h := &httpFlags{}
+	def := ""
+	if p := strings.TrimSpace(e.getenv("PORT")); p != "" {
+		def = p
+	}
+	fs.StringVar(&h.addr, "http", def, "serve MCP over HTTP for many users on ADDR (host:port, or a port bound to 127.0.0.1, or $HOST) instead of stdio (env PORT)")
+	fs.DurationVar(&h.idleTimeout, "idle-timeout", sync.DefaultIdleTimeout, "HTTP mode: stop a user's sync worker and close their index after this long without a request")
+	fs.IntVar(&h.maxUsers, "max-users", sync.DefaultMaxUsers, "HTTP mode: most users active at once (more get 503)")
+	fs.IntVar(&h.maxSyncs, "max-syncs", sync.DefaultMaxConcurrentSyncs, "HTTP mode: most syncs running at once across users")
+	fs.StringVar(&h.allowedOrigins, "allowed-origins", e.getenv("OPSEARCH_ALLOWED_ORIGINS"), "HTTP mode: comma-separated browser origins allowed to call the server, * for any (env OPSEARCH_ALLOWED_ORIGINS; loopback origins are allowed on loopback)")
+	fs.StringVar(&h.allowedHosts, "allowed-hosts", e.getenv("OPSEARCH_ALLOWED_HOSTS"), "HTTP mode: comma-separated Host header values accepted besides loopback names, e.g. behind a reverse proxy (env OPSEARCH_ALLOWED_HOSTS)")
+	return h
+}
+
+// listenAddr turns --http's value into a listen address: a bare port
+// binds 127.0.0.1 (or $HOST), so nothing is exposed by accident.
+func (h *httpFlags) listenAddr(e env) (string, error) {
+	a := strings.TrimSpace(h.addr)
+	host := strings.TrimSpace(e.getenv("HOST"))
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if !strings.Contains(a, ":") {
+		a = net.JoinHostPort(host, a)
+	} else if strings.HasPrefix(a, ":") {
+		a = net.JoinHostPort(host, a[1:])
+	}
+	if _, _, err := net.SplitHostPort(a); err != nil {
+		return "", fmt.Errorf("invalid --http address %q: %v", h.addr, err)
+	}
+	return a, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// HTTP server timeouts. WriteTimeout stays 0: SSE streams and long tool
+// calls write for longer than any fixed bound; IdleTimeout and the read
+// timeouts bound what a slow or idle client can hold.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 60 * time.Second
+	httpIdleTimeout   = 120 * time.Second
+)
+
+// runServeHTTP serves many users over HTTP until ctx ends, then drains
+// requests and stops every user's worker at a safe point.
+//
+// With OPENPROJECT_API_KEY (or --api-key) set, a request without any
+// credential acts as that key's user: use it only for a single-user
+// server.
+func runServeHTTP(ctx context.Context, e env, conn *connConfig, hf *httpFlags, spec string) error {
+	if conn.baseURL == "" {
+		return errors.New("OPENPROJECT_BASE_URL is not set (or pass --base-url)")
+	}
+	addr, err := hf.listenAddr(e)
+	if err != nil {
+		return err
+	}
+	// Check the base URL once, with a placeholder key, before listening.
+	if _, err := openproject.New(openproject.Config{BaseURL: conn.baseURL, APIKey: "x"}); err != nil {
+		return err
+	}
+	log := e.logger.With("subsystem", "serve")
+	newClient := func(key string) (sync.UserAPI, error) {
+		return openproject.New(openproject.Config{BaseURL: conn.baseURL, APIKey: key, Bearer: conn.bearer, Timeout: conn.timeout, Logger: e.logger})
+	}
+	mgr, err := sync.NewManager(sync.ManagerOptions{
+		DataDir: conn.dataDir, NewClient: newClient,
+		Attach:   mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: spec}),
+		Schedule: spec, IdleTimeout: hf.idleTimeout, MaxUsers: hf.maxUsers, MaxConcurrentSyncs: hf.maxSyncs,
+		UserOptions: sync.UserOptions{Logger: e.logger, WorkerOptions: sync.Options{Logger: e.logger}},
+		Logger:      e.logger,
+	})
+	if err != nil {
+		return err
+	}
+	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
+		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly,
+		AllowedOrigins: splitList(hf.allowedOrigins), AllowedHosts: splitList(hf.allowedHosts),
+		Logger: e.logger, Manager: mgr, Version: version,
+	})
+	if err != nil {
+		_ = mgr.Close(context.Background())
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		_ = mgr.Close(context.Background())
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		// net/http's own messages (TLS, hijack, panics) go to stderr
+		// through slog; they never contain request URLs.
+		ErrorLog: slog.NewLogLogger(e.logger.Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context {
+			return context.WithoutCancel(ctx)
+		},
+	}
+	log.Info("opsearch serving MCP over HTTP", "version", version, "addr", ln.Addr().String(), "base_url", conn.baseURL,
+		"data_dir", conn.dataDir, "read_only", conn.readOnly, "server_key", conn.apiKey != "", "sync_schedule", spec,
+		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs)
+	if conn.apiKey != "" {
+		log.Warn("a server API key is configured: requests without credentials act as its user")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: signal received")
+	case runErr = <-errc:
+		log.Error("HTTP server failed", "error", runErr)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	// Drain: stop accepting, let running requests finish. Legacy SSE
+	// streams never finish by themselves, so they are ended first.
+	if cs, ok := h.(interface{ CloseStreams() }); ok {
+		cs.CloseStreams()
+	}
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("requests still running at the shutdown deadline; closing them", "error", err)
+		_ = srv.Close()
+	}
+	if err := mgr.Close(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	if errors.Is(runErr, http.ErrServerClosed) {
+		runErr = nil
+	}
+	return runErr
+}

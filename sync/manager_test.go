@@ -1,0 +1,214 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
+)
+
+// testAttachment closes the user and counts syncs.
+type testAttachment struct {
+	u     *User
+	mu    gosync.Mutex
+	syncs int
+	runs  [][2]time.Time // start and end of each sync
+}
+
+func (a *testAttachment) RecordSync(rep Report, _ error) {
+	a.mu.Lock()
+	a.syncs++
+	a.runs = append(a.runs, [2]time.Time{rep.Started, rep.Started.Add(rep.Duration)})
+	a.mu.Unlock()
+}
+
+func (a *testAttachment) Close() error { return a.u.Close() }
+
+func newTestManager(t *testing.T, o ManagerOptions) (*Manager, *optest.Server) {
+	t.Helper()
+	data := optest.Generate(optest.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
+	op, base := optest.Start(t, data, optest.Options{})
+	o.DataDir = t.TempDir()
+	o.NewClient = func(key string) (UserAPI, error) {
+		return openproject.New(openproject.Config{BaseURL: base, APIKey: key, MaxAttempts: 1})
+	}
+	o.Attach = func(u *User) Attachment { return &testAttachment{u: u} }
+	o.Schedule = "@every 1h"
+	m, err := NewManager(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := m.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return m, op
+}
+
+func TestManagerValidateOnce(t *testing.T) {
+	m, op := newTestManager(t, ManagerOptions{})
+	ctx := context.Background()
+	var wg gosync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			id, err := m.Validate(ctx, optest.AliceKey)
+			if err != nil || id.UserID != 2 {
+				t.Errorf("alice: %+v %v", id, err)
+			}
+			if _, err := m.Validate(ctx, "bad-key"); !errors.Is(err, openproject.ErrUnauthenticated) {
+				t.Errorf("bad key: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := op.RequestCount("/api/v3/users/me"); n != 2 {
+		t.Errorf("/users/me requests = %d, want 2 (one per key)", n)
+	}
+	if _, err := m.Validate(ctx, ""); !errors.Is(err, openproject.ErrUnauthenticated) {
+		t.Errorf("empty key: %v", err)
+	}
+}
+
+func TestManagerKeyCacheExpires(t *testing.T) {
+	now := time.Now()
+	var mu gosync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	m, op := newTestManager(t, ManagerOptions{Now: clock, KeyCacheTTL: time.Minute})
+	ctx := context.Background()
+	if _, err := m.Validate(ctx, optest.BobKey); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	if _, err := m.Validate(ctx, optest.BobKey); err != nil {
+		t.Fatal(err)
+	}
+	if n := op.RequestCount("/api/v3/users/me"); n != 2 {
+		t.Errorf("/users/me requests = %d, want 2 (revalidated after the TTL)", n)
+	}
+}
+
+func TestManagerMaxUsersAndLeases(t *testing.T) {
+	m, _ := newTestManager(t, ManagerOptions{MaxUsers: 1, IdleTimeout: time.Hour})
+	ctx := context.Background()
+	l, err := m.Acquire(ctx, optest.AliceKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Acquire(ctx, optest.BobKey); !errors.Is(err, ErrTooManyUsers) {
+		t.Fatalf("second user: %v, want ErrTooManyUsers", err)
+	}
+	// The same user shares the entry.
+	l2, err := m.Acquire(ctx, optest.AliceKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l2.Attachment != l.Attachment {
+		t.Error("two leases of one user got different attachments")
+	}
+	l.Release()
+	l2.Release()
+	if _, err := m.Acquire(ctx, "bad-key"); !errors.Is(err, openproject.ErrUnauthenticated) {
+		t.Errorf("bad key: %v", err)
+	}
+}
+
+func TestManagerIdleStopReopens(t *testing.T) {
+	m, _ := newTestManager(t, ManagerOptions{IdleTimeout: 50 * time.Millisecond})
+	ctx := context.Background()
+	l, err := m.Acquire(ctx, optest.AliceKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	att := l.Attachment.(*testAttachment)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		att.mu.Lock()
+		n := att.syncs
+		att.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no sync")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Held by a lease: never stopped.
+	time.Sleep(150 * time.Millisecond)
+	if m.ActiveUsers() != 1 {
+		t.Fatal("a leased user was stopped")
+	}
+	l.Release()
+	for m.ActiveUsers() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("idle user not stopped")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	l, err = m.Acquire(ctx, optest.AliceKey)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	if l.Attachment == Attachment(att) {
+		t.Error("reopened user reuses the closed attachment")
+	}
+	l.Release()
+}
+
+func TestManagerSyncLimit(t *testing.T) {
+	m, _ := newTestManager(t, ManagerOptions{MaxConcurrentSyncs: 1})
+	ctx := context.Background()
+	var leases []*Lease
+	for _, k := range []string{optest.AliceKey, optest.BobKey, "opsearch-user-4"} {
+		l, err := m.Acquire(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, l)
+	}
+	// Probe the semaphore while syncs run: never more than one holder.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		done := 0
+		for _, l := range leases {
+			a := l.Attachment.(*testAttachment)
+			a.mu.Lock()
+			if a.syncs > 0 {
+				done++
+			}
+			a.mu.Unlock()
+		}
+		if done == len(leases) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("syncs did not finish")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// No two syncs overlapped.
+	var runs [][2]time.Time
+	for _, l := range leases {
+		a := l.Attachment.(*testAttachment)
+		a.mu.Lock()
+		runs = append(runs, a.runs...)
+		a.mu.Unlock()
+		l.Release()
+	}
+	for i, a := range runs {
+		for _, b := range runs[i+1:] {
+			if a[0].Before(b[1]) && b[0].Before(a[1]) {
+				t.Errorf("syncs overlapped: %v and %v", a, b)
+			}
+		}
+	}
+}
