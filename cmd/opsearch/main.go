@@ -37,11 +37,16 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"serve", "speak MCP on stdin/stdout, syncing in the background (the default command)", runServe},
+		{"serve", "speak MCP on stdin/stdout, syncing in the background (the default command); --http ADDR serves many users over HTTP", runServe},
 		{"sync", "sync the configured user's OpenProject data into the local index once", runSync},
 		{"search", "search the local index (no network)", runSearch},
 		{"status", "show what the local index holds, how fresh and complete it is", runStatus},
 		{"fakeop", "run a fake OpenProject server with generated data (for demos and tests)", runFakeOp},
+		{"eval", "measure search quality on labelled queries, ranker variants side by side (no network)", runEval},
+		{"export", "write the local store as JSONL per kind, for experiments outside opsearch", runExport},
+		{"bench", "benchmark opsearch against the reference's live search on a fake server", runBench},
+		{"demo", "run a fake OpenProject, sync it and serve MCP over HTTP, printing how to connect", runDemo},
+		{"healthcheck", "exit 0 if the HTTP server's /health answers 200 (for container health checks)", runHealthcheck},
 	}
 }
 
@@ -81,8 +86,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: opsearch [command] [flags]   (no command: serve)\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\nserve --http ADDR (or env PORT) serves MCP over HTTP for many users on ADDR (a bare port binds 127.0.0.1):")
+	fmt.Fprintln(w, "  /mcp Streamable HTTP, /sse legacy SSE, POST /api/tools/{name}, GET /health; each request brings its key")
+	fmt.Fprintln(w, "  (Authorization: Bearer, X-OpenProject-Api-Key or ?apiKey=).")
 	fmt.Fprintln(w, "\nRun \"opsearch <command> -h\" for a command's flags.")
 }
 

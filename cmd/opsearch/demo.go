@@ -1,0 +1,333 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+	"unicode"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/mcp"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/search"
+	"github.com/opsearch/opsearch/store"
+	"github.com/opsearch/opsearch/sync"
+)
+
+// demoConfig is what the demo's serving step needs.
+type demoConfig struct {
+	// addr is the MCP listen address (port 0 picks a free one).
+	addr string
+	// baseURL is the in-process fake OpenProject.
+	baseURL string
+	// dataDir holds the demo users' indexes.
+	dataDir string
+	// admin is the demo admin's synced data, already open.
+	admin *sync.User
+	// adminClient is the API client of the admin key.
+	adminClient *openproject.Client
+	// syncReport is the admin's initial sync.
+	syncReport sync.Report
+}
+
+// runDemo starts a fake OpenProject with a realistic data set in-process,
+// syncs it for the demo admin with progress on stderr, serves MCP over
+// HTTP, prints how to connect and three example searches on stdout, and
+// runs until ctx is cancelled (SIGINT, SIGTERM).
+func runDemo(ctx context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "MCP HTTP listen address (host:port; port 0 picks a free one)")
+	wps := fs.Int("work-packages", 3000, "number of generated work packages")
+	seed := fs.Int64("seed", 1, "generator seed; the same seed gives the same data")
+	dataDir := fs.String("data-dir", "", "where the demo's indexes are kept (default: a temporary directory removed on exit)")
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	if *wps < 1 {
+		return fmt.Errorf("--work-packages must be at least 1, not %d", *wps)
+	}
+	log := e.logger.With("subsystem", "demo")
+
+	if *dataDir == "" {
+		d, err := os.MkdirTemp("", "opsearch-demo-")
+		if err != nil {
+			return fmt.Errorf("create a temporary data directory: %w", err)
+		}
+		defer func() {
+			if err := os.RemoveAll(d); err != nil {
+				log.Warn("remove the temporary data directory", "dir", d, "error", err)
+			}
+		}()
+		*dataDir = d
+	}
+
+	// The fake OpenProject on a free loopback port.
+	start := time.Now()
+	data := optest.Generate(optest.GenOptions{
+		Seed:         *seed,
+		WorkPackages: *wps,
+		WikiPages:    max(optest.DefaultWikiPages, *wps/30),
+		Meetings:     max(optest.DefaultMeetings, *wps/40),
+	})
+	fmt.Fprintf(e.stderr, "generated %d work packages, %d comments and changes, %d wiki pages, %d meetings in %s\n",
+		len(data.WorkPackages), len(data.Activities), len(data.WikiPages), len(data.Meetings), time.Since(start).Round(time.Millisecond))
+	fake := optest.NewServer(data, optest.Options{})
+	defer fake.Close()
+	opLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen for the fake OpenProject: %w", err)
+	}
+	opSrv := &http.Server{Handler: fake, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = opSrv.Serve(opLn) }()
+	defer func() {
+		fake.Close() // release hanging requests so Shutdown can drain
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = opSrv.Shutdown(sctx)
+	}()
+	baseURL := "http://" + opLn.Addr().String()
+	fmt.Fprintf(e.stderr, "fake OpenProject at %s\n", baseURL)
+
+	// Sync the admin's view, with progress.
+	client, err := openproject.New(openproject.Config{BaseURL: baseURL, APIKey: optest.AdminKey, Logger: e.logger})
+	if err != nil {
+		return err
+	}
+	prog := newProgress(e.stderr)
+	u, err := sync.OpenUser(ctx, *dataDir, client, sync.UserOptions{
+		Logger:        e.logger,
+		WorkerOptions: sync.Options{Logger: e.logger, Progress: func(k store.Kind, done, total int) { prog.update(string(k), done, total) }},
+	})
+	if err != nil {
+		return fmt.Errorf("open the demo index: %w", err)
+	}
+	owned := true // u is closed here until the serving step takes it
+	defer func() {
+		if owned {
+			_ = u.Close()
+		}
+	}()
+	if err := u.WaitRebuild(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stderr, "syncing the demo admin's view of OpenProject ...")
+	rep, err := u.Worker.Sync(ctx)
+	prog.finish()
+	if err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	printSyncReport(e.stderr, rep, u.Dir)
+	if err := rep.Err(); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+
+	eng := search.New(u.Store, u.Index, search.Options{BaseURL: baseURL, Rebuilding: u.Rebuilding})
+	cfg := demoConfig{addr: *addr, baseURL: baseURL, dataDir: *dataDir, admin: u, adminClient: client, syncReport: rep}
+	owned = false
+	return demoServe(ctx, e, cfg, func(mcpURL string, fallback bool) {
+		printDemo(ctx, e.stdout, mcpURL, baseURL, *dataDir, fallback, demoExamples(data), eng)
+	})
+}
+
+// demoServe serves MCP over HTTP at cfg.addr until ctx ends, calling ready
+// with the MCP endpoint URL once it accepts connections. It takes over
+// cfg.admin and closes it.
+//
+// TODO(http): this is a single-user fallback (every connection acts as
+// the demo admin, whatever key it sends). Switch it to the multi-user
+// handler — serveHTTP(ctx, e, httpConfig) from serve.go, with
+// BaseURL cfg.baseURL, DataDir cfg.dataDir, the address cfg.addr and
+// read-write mode — once that exists, reporting the bound address to
+// ready; the admin's index is already synced in cfg.dataDir.
+func demoServe(ctx context.Context, e env, cfg demoConfig, ready func(mcpURL string, fallback bool)) error {
+	log := e.logger.With("subsystem", "demo")
+	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: "none (demo)"})
+	idx.SetUser(cfg.admin) // idx.Close closes it
+	defer func() {
+		if err := idx.Close(); err != nil {
+			log.Error("close the demo index", "error", err)
+		}
+	}()
+
+	// No sync scheduler: the fake changes only through this server's
+	// write tools, which refresh the index themselves.
+	idx.RecordSync(cfg.syncReport, nil)
+
+	srv := mcp.NewServer(cfg.adminClient, idx, mcp.Options{Logger: e.logger, Version: version})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"status": "ok", "mode": "demo", "openproject": cfg.baseURL, "readOnly": false})
+	})
+	if tools, err := mcp.ListTools(ctx, mcp.Options{}); err == nil {
+		if h, err := mcp.OpenAPIHandler(tools, false, ""); err == nil {
+			for pattern, h := range mcp.OpenAPIRoutes(h) {
+				mux.Handle(pattern, h)
+			}
+		}
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("serving MCP over Streamable HTTP (single-user demo fallback)", "addr", ln.Addr().String())
+	ready("http://"+ln.Addr().String()+"/mcp", true)
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(e.stderr, "shutting down ...")
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("HTTP shutdown", "error", err)
+	}
+	return nil
+}
+
+// demoExample is one example search of the demo.
+type demoExample struct {
+	title string
+	query search.Query
+}
+
+// demoExamples derives three searches from the data set, so they find
+// something whatever the seed and size: a subject with typos, a fact that
+// appears only in a comment, and a meeting outcome.
+func demoExamples(d *optest.Dataset) []demoExample {
+	var out []demoExample
+	for _, wp := range d.WorkPackages {
+		var long []string
+		for _, w := range strings.Fields(wp.Subject) {
+			if len(w) >= 7 && strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) || r > unicode.MaxASCII }) < 0 {
+				long = append(long, strings.ToLower(w))
+			}
+		}
+		if len(long) >= 2 {
+			q := typo(long[0]) + " " + typo(long[1])
+			out = append(out, demoExample{
+				title: fmt.Sprintf("typos: %q (for work package #%d %q)", q, wp.ID, wp.Subject),
+				query: search.Query{Text: q, Kinds: []indexer.Kind{indexer.KindWorkPackage}, PageSize: 3},
+			})
+			break
+		}
+	}
+	for _, a := range d.Activities {
+		if a.Internal {
+			continue
+		}
+		const marker = "Incident reference: "
+		if i := strings.Index(a.Comment, marker); i >= 0 {
+			ref := strings.TrimSuffix(strings.Fields(a.Comment[i+len(marker):])[0], ".")
+			out = append(out, demoExample{
+				title: fmt.Sprintf("a fact only a comment mentions: %q (on work package #%d)", ref, a.WorkPackageID),
+				query: search.Query{Text: ref, PageSize: 3},
+			})
+			break
+		}
+	}
+outcomes:
+	for _, m := range d.Meetings {
+		for _, it := range m.AgendaItems {
+			for _, o := range it.Outcomes {
+				if n, ok := strings.CutPrefix(o.Notes, "Decision: "); ok {
+					q := strings.Join(strings.Fields(strings.TrimSuffix(n, "."))[:min(6, len(strings.Fields(n)))], " ")
+					q = strings.TrimRight(q, ".,")
+					out = append(out, demoExample{
+						title: fmt.Sprintf("a meeting outcome: %q (in meeting #%d %q)", q, m.ID, m.Title),
+						query: search.Query{Text: q, Kinds: []indexer.Kind{indexer.KindMeeting}, PageSize: 3},
+					})
+					break outcomes
+				}
+			}
+		}
+	}
+	return out
+}
+
+// typo swaps two inner letters of a word: "certificate" → "certifciate".
+func typo(w string) string {
+	r := []rune(w)
+	i := len(r) / 2
+	r[i], r[i+1] = r[i+1], r[i]
+	return string(r)
+}
+
+// printDemo writes the demo's instructions and examples to w (stdout).
+func printDemo(ctx context.Context, w io.Writer, mcpURL, baseURL, dataDir string, fallback bool, examples []demoExample, eng *search.Engine) {
+	fmt.Fprintf(w, "\nopsearch demo is ready.\n\n")
+	fmt.Fprintf(w, "MCP URL (Streamable HTTP): %s\n", mcpURL)
+	fmt.Fprintf(w, "fake OpenProject:          %s\n", baseURL)
+	fmt.Fprintf(w, "data directory:            %s\n\n", dataDir)
+	fmt.Fprintf(w, "Demo API keys (send one as X-OpenProject-Api-Key or Authorization: Bearer):\n")
+	fmt.Fprintf(w, "  admin  %s  (sees everything)\n", optest.AdminKey)
+	fmt.Fprintf(w, "  alice  %s  (public projects, hers, alice-private)\n", optest.AliceKey)
+	fmt.Fprintf(w, "  bob    %s  (public projects, his, bob-private)\n", optest.BobKey)
+	if fallback {
+		fmt.Fprintf(w, "  (this build's demo serves one user: every connection acts as admin)\n")
+	}
+
+	httpCfg := map[string]any{"mcpServers": map[string]any{"opsearch-demo": map[string]any{
+		"type": "http", "url": mcpURL, "headers": map[string]string{"X-OpenProject-Api-Key": optest.AliceKey},
+	}}}
+	stdioCfg := map[string]any{"mcpServers": map[string]any{"opsearch-demo": map[string]any{
+		"command": "opsearch", "args": []string{"serve"},
+		"env": map[string]string{"OPENPROJECT_BASE_URL": baseURL, "OPENPROJECT_API_KEY": optest.BobKey, "OPSEARCH_DATA_DIR": dataDir},
+	}}}
+	fmt.Fprintf(w, "\nMCP client configuration, Streamable HTTP:\n%s\n", indentJSON(httpCfg))
+	fmt.Fprintf(w, "\nMCP client configuration, stdio (runs its own opsearch against the demo's fake OpenProject):\n%s\n", indentJSON(stdioCfg))
+
+	fmt.Fprintf(w, "\nExample searches (openproject_search, the admin's index):\n")
+	for i, ex := range examples {
+		fmt.Fprintf(w, "\n%d. %s\n", i+1, ex.title)
+		resp, err := eng.Search(ctx, ex.query)
+		if err != nil {
+			fmt.Fprintf(w, "   search failed: %v\n", err)
+			continue
+		}
+		if len(resp.Results) == 0 {
+			fmt.Fprintln(w, "   no results")
+		}
+		for j, r := range resp.Results {
+			fmt.Fprintf(w, "   %d) [%s #%d] %s  (score %.2f; matched %s)\n", j+1, r.Kind, r.ID, r.Title, r.Score, strings.Join(r.MatchedFields, ", "))
+			switch {
+			case r.MatchedComment != nil:
+				fmt.Fprintf(w, "      comment by %s: %s\n", r.MatchedComment.Author, oneLine(r.MatchedComment.Snippet))
+			case len(r.MatchedAgendaItems) > 0 || r.Snippet != "":
+				fmt.Fprintf(w, "      %s\n", oneLine(r.Snippet))
+			}
+		}
+		fmt.Fprintf(w, "   (%d results in %.1f ms)\n", resp.Total, resp.TookMS)
+	}
+	fmt.Fprintf(w, "\nTry it: curl -s -X POST %s -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "+
+		"-H 'X-OpenProject-Api-Key: %s' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n",
+		mcpURL, optest.AliceKey)
+	fmt.Fprintf(w, "\nPress Ctrl-C to stop.\n")
+}
+
+func indentJSON(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
