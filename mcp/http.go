@@ -52,6 +52,8 @@ type HTTPOptions struct {
 	Manager *sync.Manager
 	// Extra are further routes ("GET /metrics") mounted as they are.
 	Extra map[string]http.Handler
+	// ObserveSearch is passed to every user's server (see Options).
+	ObserveSearch func(d time.Duration, tool string)
 	// Version is reported to MCP clients.
 	Version string
 }
@@ -90,6 +92,23 @@ type keyServer struct {
 
 // RecordSync implements sync.Attachment.
 func (s *userState) RecordSync(rep sync.Report, err error) { s.idx.RecordSync(rep, err) }
+
+// userStateOf finds the HTTPAttach state inside a manager attachment,
+// looking through wrappers (metrics) that expose the wrapped attachment
+// with Unwrap.
+func userStateOf(a sync.Attachment) (*userState, bool) {
+	for a != nil {
+		if st, ok := a.(*userState); ok {
+			return st, true
+		}
+		w, ok := a.(interface{ Unwrap() sync.Attachment })
+		if !ok {
+			return nil, false
+		}
+		a = w.Unwrap()
+	}
+	return nil, false
+}
 
 // Close implements sync.Attachment: it ends the REST bridge sessions and
 // closes the user's files, waiting for running searches.
@@ -444,7 +463,7 @@ func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease
 		h.writeAcquireError(w, r, err)
 		return nil, nil
 	}
-	st, ok := l.Attachment.(*userState)
+	st, ok := userStateOf(l.Attachment)
 	if !ok {
 		l.Release()
 		h.log.Error("the manager's Attach is not mcp.HTTPAttach")
@@ -460,7 +479,7 @@ func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease
 		if !ok {
 			return nil, errors.New("the manager's client does not implement mcp.API")
 		}
-		return NewServer(api, st.idx, Options{ReadOnly: h.opts.ReadOnly, Logger: h.opts.Logger, Version: h.opts.Version}), nil
+		return NewServer(api, st.idx, Options{ReadOnly: h.opts.ReadOnly, Logger: h.opts.Logger, Version: h.opts.Version, ObserveSearch: h.opts.ObserveSearch}), nil
 	})
 	if err != nil {
 		l.Release()

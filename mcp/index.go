@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	gosync "sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 // never closed under a running search.
 type UserIndex struct {
 	schedule string
+	opts     UserIndexOptions
 
 	mu      gosync.RWMutex
 	user    *sync.User
@@ -35,6 +37,7 @@ type UserIndex struct {
 	// projects caches identifier -> id of the stored projects; it is
 	// dropped when it misses, since projects are few and rarely change.
 	projects map[string]int64
+	qlog     *search.QueryLog
 
 	syncMu   gosync.Mutex
 	lastSync *SyncRun
@@ -45,11 +48,17 @@ type UserIndex struct {
 type UserIndexOptions struct {
 	// Schedule is the sync schedule shown by openproject_sync_status.
 	Schedule string
+	// LogQueries records every search and its results in the user's own
+	// data directory (search.QueryLogFile), to build labelled sets from
+	// real use. Off by default.
+	LogQueries bool
+	// Logger reports a query log that cannot be opened; nil discards.
+	Logger *slog.Logger
 }
 
 // NewUserIndex returns a UserIndex that is not ready.
 func NewUserIndex(opts UserIndexOptions) *UserIndex {
-	return &UserIndex{schedule: opts.Schedule}
+	return &UserIndex{schedule: opts.Schedule, opts: opts}
 }
 
 var _ Index = (*UserIndex)(nil)
@@ -64,8 +73,20 @@ func (x *UserIndex) SetUser(u *sync.User) *sync.User {
 	x.user, x.projects = u, nil
 	if u == nil {
 		x.eng = nil
+		_ = x.qlog.Close()
+		x.qlog = nil
 	} else if old != u || x.eng == nil {
-		x.eng = search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding})
+		so := search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding}
+		_ = x.qlog.Close() // the previous user's log, if any
+		x.qlog = nil
+		if x.opts.LogQueries {
+			ql, err := search.OpenQueryLog(u.Dir)
+			if err != nil && x.opts.Logger != nil {
+				x.opts.Logger.Warn("query logging disabled", "error", err)
+			}
+			x.qlog, so.QueryLog = ql, ql
+		}
+		x.eng = search.New(u.Store, u.Index, so)
 		x.openErr = nil
 	}
 	if old == u {

@@ -405,7 +405,11 @@ func (s *Server) search(ctx context.Context, tool string, q search.Query, projec
 		}
 		q.ProjectIDs = []int64{id}
 	}
+	start := time.Now()
 	resp, err := sr.Search(ctx, q)
+	if s.opts.ObserveSearch != nil && err == nil {
+		s.opts.ObserveSearch(time.Since(start), tool)
+	}
 	if errors.Is(err, ErrIndexNotReady) {
 		return nil, notReadyAnswer(q, note), nil
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/url"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -70,6 +71,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients.
 	Version string
+	// ObserveSearch, if set, receives the duration of every search tool
+	// call that reached the index (for metrics).
+	ObserveSearch func(d time.Duration, tool string)
 }
 
 // Server bundles what the tool handlers need.

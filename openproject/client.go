@@ -117,15 +117,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: cfg.Timeout,
-			MaxIdleConnsPerHost:   16,
-			IdleConnTimeout:       90 * time.Second,
-			ForceAttemptHTTP2:     true,
-		}}
+		hc = &http.Client{Transport: NewTransport(cfg.Timeout)}
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -156,6 +148,24 @@ func (c *Client) Redact(s string) string {
 		}
 	}
 	return s
+}
+
+// NewTransport returns the HTTP transport a Client uses when Config has no
+// HTTPClient: bounded dial, TLS and response-header times. Callers that
+// wrap it (for metrics) keep these bounds.
+func NewTransport(responseTimeout time.Duration) *http.Transport {
+	if responseTimeout <= 0 {
+		responseTimeout = 30 * time.Second
+	}
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: responseTimeout,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

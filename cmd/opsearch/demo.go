@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,32 +13,13 @@ import (
 	"time"
 	"unicode"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/opsearch/opsearch/indexer"
-	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
 )
-
-// demoConfig is what the demo's serving step needs.
-type demoConfig struct {
-	// addr is the MCP listen address (port 0 picks a free one).
-	addr string
-	// baseURL is the in-process fake OpenProject.
-	baseURL string
-	// dataDir holds the demo users' indexes.
-	dataDir string
-	// admin is the demo admin's synced data, already open.
-	admin *sync.User
-	// adminClient is the API client of the admin key.
-	adminClient *openproject.Client
-	// syncReport is the admin's initial sync.
-	syncReport sync.Report
-}
 
 // runDemo starts a fake OpenProject with a realistic data set in-process,
 // syncs it for the demo admin with progress on stderr, serves MCP over
@@ -133,75 +113,22 @@ func runDemo(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("sync: %w", err)
 	}
 
+	// The example searches run on the admin's index now: serving reopens
+	// it through the multi-user manager, and bbolt allows one opener.
 	eng := search.New(u.Store, u.Index, search.Options{BaseURL: baseURL, Rebuilding: u.Rebuilding})
-	cfg := demoConfig{addr: *addr, baseURL: baseURL, dataDir: *dataDir, admin: u, adminClient: client, syncReport: rep}
+	examples := renderExamples(ctx, demoExamples(data), eng)
 	owned = false
-	return demoServe(ctx, e, cfg, func(mcpURL string, fallback bool) {
-		printDemo(ctx, e.stdout, mcpURL, baseURL, *dataDir, fallback, demoExamples(data), eng)
+	if err := u.Close(); err != nil {
+		return fmt.Errorf("close the demo index: %w", err)
+	}
+	conn := &connConfig{baseURL: baseURL, dataDir: *dataDir, timeout: 30 * time.Second}
+	return runServeHTTP(ctx, e, httpServe{
+		conn: conn, flags: &httpFlags{addr: *addr, idleTimeout: sync.DefaultIdleTimeout, maxUsers: sync.DefaultMaxUsers, maxSyncs: sync.DefaultMaxConcurrentSyncs},
+		spec: sync.DefaultSpec,
+		ready: func(addr string) {
+			printDemo(e.stdout, "http://"+addr+"/mcp", baseURL, *dataDir, examples)
+		},
 	})
-}
-
-// demoServe serves MCP over HTTP at cfg.addr until ctx ends, calling ready
-// with the MCP endpoint URL once it accepts connections. It takes over
-// cfg.admin and closes it.
-//
-// TODO(http): this is a single-user fallback (every connection acts as
-// the demo admin, whatever key it sends). Switch it to the multi-user
-// handler — serveHTTP(ctx, e, httpConfig) from serve.go, with
-// BaseURL cfg.baseURL, DataDir cfg.dataDir, the address cfg.addr and
-// read-write mode — once that exists, reporting the bound address to
-// ready; the admin's index is already synced in cfg.dataDir.
-func demoServe(ctx context.Context, e env, cfg demoConfig, ready func(mcpURL string, fallback bool)) error {
-	log := e.logger.With("subsystem", "demo")
-	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: "none (demo)"})
-	idx.SetUser(cfg.admin) // idx.Close closes it
-	defer func() {
-		if err := idx.Close(); err != nil {
-			log.Error("close the demo index", "error", err)
-		}
-	}()
-
-	// No sync scheduler: the fake changes only through this server's
-	// write tools, which refresh the index themselves.
-	idx.RecordSync(cfg.syncReport, nil)
-
-	srv := mcp.NewServer(cfg.adminClient, idx, mcp.Options{Logger: e.logger, Version: version})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"status": "ok", "mode": "demo", "openproject": cfg.baseURL, "readOnly": false})
-	})
-	if tools, err := mcp.ListTools(ctx, mcp.Options{}); err == nil {
-		if h, err := mcp.OpenAPIHandler(tools, false, ""); err == nil {
-			for pattern, h := range mcp.OpenAPIRoutes(h) {
-				mux.Handle(pattern, h)
-			}
-		}
-	}
-
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
-	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	log.Info("serving MCP over Streamable HTTP (single-user demo fallback)", "addr", ln.Addr().String())
-	ready("http://"+ln.Addr().String()+"/mcp", true)
-
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	fmt.Fprintln(e.stderr, "shutting down ...")
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("HTTP shutdown", "error", err)
-	}
-	return nil
 }
 
 // demoExample is one example search of the demo.
@@ -273,7 +200,7 @@ func typo(w string) string {
 }
 
 // printDemo writes the demo's instructions and examples to w (stdout).
-func printDemo(ctx context.Context, w io.Writer, mcpURL, baseURL, dataDir string, fallback bool, examples []demoExample, eng *search.Engine) {
+func printDemo(w io.Writer, mcpURL, baseURL, dataDir, examples string) {
 	fmt.Fprintf(w, "\nopsearch demo is ready.\n\n")
 	fmt.Fprintf(w, "MCP URL (Streamable HTTP): %s\n", mcpURL)
 	fmt.Fprintf(w, "fake OpenProject:          %s\n", baseURL)
@@ -282,9 +209,6 @@ func printDemo(ctx context.Context, w io.Writer, mcpURL, baseURL, dataDir string
 	fmt.Fprintf(w, "  admin  %s  (sees everything)\n", optest.AdminKey)
 	fmt.Fprintf(w, "  alice  %s  (public projects, hers, alice-private)\n", optest.AliceKey)
 	fmt.Fprintf(w, "  bob    %s  (public projects, his, bob-private)\n", optest.BobKey)
-	if fallback {
-		fmt.Fprintf(w, "  (this build's demo serves one user: every connection acts as admin)\n")
-	}
 
 	httpCfg := map[string]any{"mcpServers": map[string]any{"opsearch-demo": map[string]any{
 		"type": "http", "url": mcpURL, "headers": map[string]string{"X-OpenProject-Api-Key": optest.AliceKey},
@@ -296,7 +220,17 @@ func printDemo(ctx context.Context, w io.Writer, mcpURL, baseURL, dataDir string
 	fmt.Fprintf(w, "\nMCP client configuration, Streamable HTTP:\n%s\n", indentJSON(httpCfg))
 	fmt.Fprintf(w, "\nMCP client configuration, stdio (runs its own opsearch against the demo's fake OpenProject):\n%s\n", indentJSON(stdioCfg))
 
-	fmt.Fprintf(w, "\nExample searches (openproject_search, the admin's index):\n")
+	fmt.Fprintf(w, "\nExample searches (openproject_search, the admin's index):\n%s", examples)
+	fmt.Fprintf(w, "\nTry it: curl -s -X POST %s -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "+
+		"-H 'X-OpenProject-Api-Key: %s' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n",
+		mcpURL, optest.AliceKey)
+	fmt.Fprintf(w, "\nPress Ctrl-C to stop.\n")
+}
+
+// renderExamples runs the example searches and formats their top results.
+func renderExamples(ctx context.Context, examples []demoExample, eng *search.Engine) string {
+	var b strings.Builder
+	w := &b
 	for i, ex := range examples {
 		fmt.Fprintf(w, "\n%d. %s\n", i+1, ex.title)
 		resp, err := eng.Search(ctx, ex.query)
@@ -318,10 +252,7 @@ func printDemo(ctx context.Context, w io.Writer, mcpURL, baseURL, dataDir string
 		}
 		fmt.Fprintf(w, "   (%d results in %.1f ms)\n", resp.Total, resp.TookMS)
 	}
-	fmt.Fprintf(w, "\nTry it: curl -s -X POST %s -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "+
-		"-H 'X-OpenProject-Api-Key: %s' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n",
-		mcpURL, optest.AliceKey)
-	fmt.Fprintf(w, "\nPress Ctrl-C to stop.\n")
+	return b.String()
 }
 
 func indentJSON(v any) string {

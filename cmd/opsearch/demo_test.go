@@ -68,12 +68,14 @@ func TestRun_Demo(t *testing.T) {
 	}
 	dataDir := m[1]
 
-	// One MCP call over Streamable HTTP with the go-sdk client.
+	// One MCP call over Streamable HTTP with the go-sdk client, as the
+	// admin whose index the demo synced before serving (another user's
+	// first request starts their first sync).
 	client := sdk.NewClient(&sdk.Implementation{Name: "demo-test", Version: "1"}, nil)
 	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
 	defer ccancel()
 	cs, err := client.Connect(cctx, &sdk.StreamableClientTransport{
-		Endpoint: mcpURL, HTTPClient: &http.Client{Transport: headerTransport{optest.AliceKey}},
+		Endpoint: mcpURL, HTTPClient: &http.Client{Transport: headerTransport{optest.AdminKey}},
 	}, nil)
 	if err != nil {
 		t.Fatalf("connect %s: %v", mcpURL, err)

@@ -44,6 +44,8 @@ func runServe(ctx context.Context, e env, args []string) error {
 	spec := fs.String("sync-schedule", envOr(e, "OPSEARCH_SYNC_SCHEDULE", sync.DefaultSpec),
 		`sync schedule: a 5-field cron spec or a descriptor such as "@every 2m" (env OPSEARCH_SYNC_SCHEDULE)`)
 	hf := bindHTTP(fs, e)
+	logQueries := fs.Bool("log-queries", envBool(e.getenv("OPSEARCH_LOG_QUERIES")),
+		"record search tool calls and their results in each user's data directory (queries.jsonl), to build labelled sets (env OPSEARCH_LOG_QUERIES)")
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
@@ -57,7 +59,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("invalid sync schedule %q (--sync-schedule or OPSEARCH_SYNC_SCHEDULE): %v", *spec, err)
 	}
 	if hf.addr != "" {
-		return runServeHTTP(ctx, e, conn, hf, *spec)
+		return runServeHTTP(ctx, e, httpServe{conn: conn, flags: hf, spec: *spec, logQueries: *logQueries})
 	}
 	client, err := newClient(conn, e)
 	if err != nil {
@@ -65,7 +67,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	log := e.logger.With("subsystem", "serve")
 
-	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: *spec})
+	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: *spec, LogQueries: *logQueries, Logger: e.logger})
 	srv := mcp.NewServer(client, idx, mcp.Options{ReadOnly: conn.readOnly, Logger: e.logger, Version: version})
 	log.Info("opsearch serving MCP on stdio", "version", version, "base_url", conn.baseURL, "data_dir", conn.dataDir,
 		"read_only", conn.readOnly, "sync_schedule", *spec)

@@ -6,13 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/opsearch/opsearch/mcp"
+	"github.com/opsearch/opsearch/metrics"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
 )
 
@@ -82,13 +85,25 @@ const (
 	httpIdleTimeout   = 120 * time.Second
 )
 
+// httpServe is what runServeHTTP needs beyond the shared flags.
+type httpServe struct {
+	conn       *connConfig
+	flags      *httpFlags
+	spec       string
+	logQueries bool
+	// ready, if set, is told the bound address once the server listens
+	// (the demo binds port 0).
+	ready func(addr string)
+}
+
 // runServeHTTP serves many users over HTTP until ctx ends, then drains
 // requests and stops every user's worker at a safe point.
 //
 // With OPENPROJECT_API_KEY (or --api-key) set, a request without any
 // credential acts as that key's user: use it only for a single-user
 // server.
-func runServeHTTP(ctx context.Context, e env, conn *connConfig, hf *httpFlags, spec string) error {
+func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
+	conn, hf, spec := cfg.conn, cfg.flags, cfg.spec
 	if conn.baseURL == "" {
 		return errors.New("OPENPROJECT_BASE_URL is not set (or pass --base-url)")
 	}
@@ -101,12 +116,22 @@ func runServeHTTP(ctx context.Context, e env, conn *connConfig, hf *httpFlags, s
 		return err
 	}
 	log := e.logger.With("subsystem", "serve")
+	m := metrics.New()
+	// One transport for all users' clients: connections are pooled per
+	// host, and every request is counted by status class (never by URL
+	// or key).
+	transport := m.Transport(openproject.NewTransport(conn.timeout))
 	newClient := func(key string) (sync.UserAPI, error) {
-		return openproject.New(openproject.Config{BaseURL: conn.baseURL, APIKey: key, Bearer: conn.bearer, Timeout: conn.timeout, Logger: e.logger})
+		return openproject.New(openproject.Config{BaseURL: conn.baseURL, APIKey: key, Bearer: conn.bearer, Timeout: conn.timeout,
+			Logger: e.logger, HTTPClient: &http.Client{Transport: transport}})
 	}
-	mgr, err := sync.NewManager(sync.ManagerOptions{
+	var mgr *sync.Manager
+	attach := mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: spec, LogQueries: cfg.logQueries, Logger: e.logger})
+	mgr, err = sync.NewManager(sync.ManagerOptions{
 		DataDir: conn.dataDir, NewClient: newClient,
-		Attach:   mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: spec}),
+		Attach: func(u *sync.User) sync.Attachment {
+			return &meteredUser{Attachment: attach(u), user: u, m: m, active: func() int { return mgr.ActiveUsers() }}
+		},
 		Schedule: spec, IdleTimeout: hf.idleTimeout, MaxUsers: hf.maxUsers, MaxConcurrentSyncs: hf.maxSyncs,
 		UserOptions: sync.UserOptions{Logger: e.logger, WorkerOptions: sync.Options{Logger: e.logger}},
 		Logger:      e.logger,
@@ -114,10 +139,22 @@ func runServeHTTP(ctx context.Context, e env, conn *connConfig, hf *httpFlags, s
 	if err != nil {
 		return err
 	}
+	extra := map[string]http.Handler{"GET /metrics": m.Handler()}
+	tools, err := mcp.ListTools(ctx, mcp.Options{ReadOnly: conn.readOnly})
+	if err != nil {
+		_ = mgr.Close(context.Background())
+		return fmt.Errorf("list tools: %w", err)
+	}
+	oh, err := mcp.OpenAPIHandler(tools, conn.readOnly, "")
+	if err != nil {
+		_ = mgr.Close(context.Background())
+		return err
+	}
+	maps.Copy(extra, mcp.OpenAPIRoutes(oh))
 	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
 		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly,
 		AllowedOrigins: splitList(hf.allowedOrigins), AllowedHosts: splitList(hf.allowedHosts),
-		Logger: e.logger, Manager: mgr, Version: version,
+		Logger: e.logger, Manager: mgr, Version: version, Extra: extra, ObserveSearch: m.ObserveSearch,
 	})
 	if err != nil {
 		_ = mgr.Close(context.Background())
@@ -148,6 +185,9 @@ func runServeHTTP(ctx context.Context, e env, conn *connConfig, hf *httpFlags, s
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if cfg.ready != nil {
+		cfg.ready(ln.Addr().String())
+	}
 	var runErr error
 	select {
 	case <-ctx.Done():
@@ -174,4 +214,34 @@ func runServeHTTP(ctx context.Context, e env, conn *connConfig, hf *httpFlags, s
 		runErr = nil
 	}
 	return runErr
+}
+
+// meteredUser feeds a user's syncs into the metrics: outcomes, document
+// counts (summed over users, never labelled by user) and active users.
+type meteredUser struct {
+	sync.Attachment
+	user   *sync.User
+	m      *metrics.Metrics
+	active func() int
+}
+
+func (u *meteredUser) RecordSync(rep sync.Report, err error) {
+	u.Attachment.RecordSync(rep, err)
+	u.m.ObserveSync(rep, err)
+	key := u.user.Dir // a path, only used as a map key inside metrics
+	for _, k := range store.Kinds() {
+		if n, cerr := u.user.Store.Count(k); cerr == nil {
+			u.m.SetDocuments(key, string(k), n)
+		}
+	}
+	u.m.SetActiveUsers(u.active())
+}
+
+// Unwrap lets the HTTP handler reach its own attachment.
+func (u *meteredUser) Unwrap() sync.Attachment { return u.Attachment }
+
+func (u *meteredUser) Close() error {
+	u.m.ForgetUser(u.user.Dir)
+	u.m.SetActiveUsers(max(0, u.active()-1))
+	return u.Attachment.Close()
 }
