@@ -48,29 +48,40 @@ var indexKindOf = map[store.Kind]indexer.Kind{
 // Freshness reports the index's state from the store's sync states and
 // the index's counts.
 func (e *Engine) Freshness(ctx context.Context) (Freshness, error) {
-	return freshness(ctx, e.st, e.idx, e.opts.Rebuilding)
+	return freshness(ctx, e.st, e.indexCounts, e.opts.Rebuilding)
 }
 
-func freshness(ctx context.Context, st *store.Store, idx Index, rebuilding func() (bool, string)) (Freshness, error) {
+func freshness(ctx context.Context, st *store.Store, count func(ctx context.Context, key string) (map[indexer.Kind]uint64, error), rebuilding func() (bool, string)) (Freshness, error) {
 	states, err := st.AllSyncStates()
 	if err != nil {
 		return Freshness{}, fmt.Errorf("read sync state: %w", err)
 	}
-	var counts map[indexer.Kind]uint64
-	if idx != nil {
-		if counts, err = idx.Count(ctx); err != nil {
-			return Freshness{}, fmt.Errorf("count index: %w", err)
+	storeCounts := make(map[store.Kind]int, len(store.Kinds()))
+	var key strings.Builder
+	for _, k := range store.Kinds() {
+		n, err := st.Count(k)
+		if err != nil {
+			return Freshness{}, fmt.Errorf("count store: %w", err)
 		}
+		storeCounts[k] = n
+		s := states[k]
+		fmt.Fprintf(&key, "%s=%d@%d/%d;", k, n, s.LastFinished.UnixNano(), s.LastSuccess.UnixNano())
+	}
+	// A rebuild changes the index but not the store: it is part of the key.
+	building, why := false, ""
+	if rebuilding != nil {
+		building, why = rebuilding()
+	}
+	fmt.Fprintf(&key, "rebuilding=%t", building)
+	counts, err := count(ctx, key.String())
+	if err != nil {
+		return Freshness{}, fmt.Errorf("count index: %w", err)
 	}
 	f := Freshness{Complete: true, Kinds: map[string]KindFreshness{}}
 	var incomplete []string
 	for _, k := range store.Kinds() {
 		s := states[k]
-		n, err := st.Count(k)
-		if err != nil {
-			return Freshness{}, fmt.Errorf("count store: %w", err)
-		}
-		kf := KindFreshness{Store: n, Complete: s.Complete, Unsupported: s.Unsupported, Note: s.Note}
+		kf := KindFreshness{Store: storeCounts[k], Complete: s.Complete, Unsupported: s.Unsupported, Note: s.Note}
 		if ik, ok := indexKindOf[k]; ok && counts != nil {
 			c := int(counts[ik])
 			kf.Index = &c
@@ -98,11 +109,9 @@ func freshness(ctx context.Context, st *store.Store, idx Index, rebuilding func(
 		}
 		f.Kinds[string(k)] = kf
 	}
-	if rebuilding != nil {
-		if on, why := rebuilding(); on {
-			f.Rebuilding = true
-			f.Note = "the index is being rebuilt from the local store (" + why + "); results may be missing until it finishes"
-		}
+	if building {
+		f.Rebuilding = true
+		f.Note = "the index is being rebuilt from the local store (" + why + "); results may be missing until it finishes"
 	}
 	if len(incomplete) > 0 {
 		note := "the first crawl has not finished for " + strings.Join(incomplete, ", ") + ": an empty or short result does not mean nothing exists"

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
@@ -78,6 +79,30 @@ type Engine struct {
 	st   *store.Store
 	idx  Index
 	opts Options
+
+	// counts caches the index's per-kind document counts: they took a
+	// fifth of a query's time (one count query per kind), and they only
+	// change when the store does, so the cache is keyed by the store's
+	// counts and sync times.
+	countsMu  sync.Mutex
+	counts    map[indexer.Kind]uint64
+	countsKey string
+}
+
+// indexCounts returns the index's per-kind counts, recounting when key
+// (a digest of the store's state) changed.
+func (e *Engine) indexCounts(ctx context.Context, key string) (map[indexer.Kind]uint64, error) {
+	e.countsMu.Lock()
+	defer e.countsMu.Unlock()
+	if e.counts != nil && key == e.countsKey {
+		return e.counts, nil
+	}
+	c, err := e.idx.Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.counts, e.countsKey = c, key
+	return c, nil
 }
 
 // New returns an engine over st and idx.
