@@ -25,24 +25,12 @@ type restTool struct {
 // server can answer 403 rather than 404 for them) from a server with no
 // API and no index: registration touches neither.
 func restTools() (map[string]restTool, error) {
-	ctx := context.Background()
-	srv := NewServer(nil, nil, Options{})
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := srv.Connect(ctx, st, nil)
+	tools, err := ListTools(context.Background(), Options{})
 	if err != nil {
-		return nil, fmt.Errorf("list tools: %w", err)
+		return nil, err
 	}
-	defer func() { _ = ss.Close() }()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "opsearch-rest", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		return nil, fmt.Errorf("list tools: %w", err)
-	}
-	defer func() { _ = cs.Close() }()
-	out := map[string]restTool{}
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("list tools: %w", err)
-		}
+	out := make(map[string]restTool, len(tools))
+	for _, t := range tools {
 		b, err := json.Marshal(t.InputSchema)
 		if err != nil {
 			return nil, fmt.Errorf("schema of %s: %w", t.Name, err)
