@@ -29,7 +29,7 @@ type Index interface {
 
 // Options tune an Engine.
 type Options struct {
-	// Candidates is how many index hits are re-ranked (default 50). More
+	// Candidates is how many index hits are re-ranked (default 30). More
 	// raises recall for vague queries at the cost of latency.
 	Candidates int
 	// Params are the scorer's constants (zero value: the reference's).
@@ -108,7 +108,7 @@ func (e *Engine) indexCounts(ctx context.Context, key string) (map[indexer.Kind]
 // New returns an engine over st and idx.
 func New(st *store.Store, idx Index, opts Options) *Engine {
 	if opts.Candidates <= 0 {
-		opts.Candidates = 50
+		opts.Candidates = 30
 	}
 	switch {
 	case opts.CrossFieldWeight == 0:
