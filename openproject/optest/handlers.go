@@ -480,15 +480,7 @@ func (s *Server) renderWorkPackageList(ex *exchange, q url.Values, projectArg st
 // visibleWP returns a work package the caller can see. The caller holds
 // the store lock.
 func (s *Server) visibleWP(u *User, arg string) (*openproject.WorkPackage, bool) {
-	id, ok := parseID(arg)
-	if !ok {
-		return nil, false
-	}
-	wp, ok := s.st.wps[id]
-	if !ok || !s.st.canSee(u, wp.Project.ID) {
-		return nil, false
-	}
-	return wp, true
+	return visibleByID(s.st, u, arg, s.st.wps, func(x *openproject.WorkPackage) int64 { return x.Project.ID })
 }
 
 func (s *Server) getWorkPackage(ex *exchange, args []string) {
@@ -629,15 +621,7 @@ func (s *Server) getSimple(ex *exchange, arg string, render func(*renderer, int6
 // visibleWiki returns a wiki page the caller can see. The caller holds the
 // store lock.
 func (s *Server) visibleWiki(u *User, arg string) (*openproject.WikiPage, bool) {
-	id, ok := parseID(arg)
-	if !ok {
-		return nil, false
-	}
-	w, ok := s.st.wikis[id]
-	if !ok || !s.st.canSee(u, w.Project.ID) {
-		return nil, false
-	}
-	return w, true
+	return visibleByID(s.st, u, arg, s.st.wikis, func(x *openproject.WikiPage) int64 { return x.Project.ID })
 }
 
 // getWikiPage answers GET /wiki_pages/{id}. There is no wiki page list on
@@ -744,15 +728,7 @@ func (s *Server) listMeetings(ex *exchange, _ []string) {
 // visibleMeeting returns a meeting the caller can see. The caller holds
 // the store lock.
 func (s *Server) visibleMeeting(u *User, arg string) (*openproject.Meeting, bool) {
-	id, ok := parseID(arg)
-	if !ok {
-		return nil, false
-	}
-	m, ok := s.st.meetings[id]
-	if !ok || !s.st.canSee(u, m.Project.ID) {
-		return nil, false
-	}
-	return m, true
+	return visibleByID(s.st, u, arg, s.st.meetings, func(x *openproject.Meeting) int64 { return x.Project.ID })
 }
 
 func (s *Server) getMeeting(ex *exchange, args []string) {
@@ -1009,4 +985,18 @@ func (s *Server) getSpec(ex *exchange, _ []string) {
 			{"WorkPackagePatchModel", schema("subject", "lockVersion")},
 		}}}},
 	})
+}
+
+// visibleByID looks up the entity whose id is arg in byID and returns it
+// when u may see its project. The caller holds the store lock.
+func visibleByID[T any](st *store, u *User, arg string, byID map[int64]*T, project func(*T) int64) (*T, bool) {
+	id, ok := parseID(arg)
+	if !ok {
+		return nil, false
+	}
+	v, ok := byID[id]
+	if !ok || !st.canSee(u, project(v)) {
+		return nil, false
+	}
+	return v, true
 }

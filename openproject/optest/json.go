@@ -58,32 +58,11 @@ func appendJSON(b []byte, v any) []byte {
 		}
 		return append(b, '}')
 	case []obj:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSON(b, e)
-		}
-		return append(b, ']')
+		return appendArray(b, x, func(b []byte, e obj) []byte { return appendJSON(b, e) })
 	case []any:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSON(b, e)
-		}
-		return append(b, ']')
+		return appendArray(b, x, appendJSON)
 	case []string:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, e)
-		}
-		return append(b, ']')
+		return appendArray(b, x, appendJSONString)
 	case string:
 		return appendJSONString(b, x)
 	case bool:
@@ -168,4 +147,16 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendArray appends the JSON array of xs, each element by appendElem.
+func appendArray[T any](b []byte, xs []T, appendElem func([]byte, T) []byte) []byte {
+	b = append(b, '[')
+	for i, e := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendElem(b, e)
+	}
+	return append(b, ']')
 }

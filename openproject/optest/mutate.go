@@ -314,37 +314,28 @@ func (s *Server) createWP(ex *exchange, projectArg string) {
 // defaultStatus, defaultType and defaultPriority pick the data set's
 // default (or first) entry. The caller holds the store lock.
 func (s *Server) defaultStatus() int64 {
-	for _, st := range s.st.statuses {
-		if st.IsDefault {
-			return st.ID
-		}
-	}
-	if len(s.st.statuses) > 0 {
-		return s.st.statuses[0].ID
-	}
-	return 0
+	return defaultID(s.st.statuses, func(x openproject.Status) (int64, bool) { return x.ID, x.IsDefault })
 }
 
 func (s *Server) defaultType() int64 {
-	for _, t := range s.st.types {
-		if t.IsDefault {
-			return t.ID
-		}
-	}
-	if len(s.st.types) > 0 {
-		return s.st.types[0].ID
-	}
-	return 0
+	return defaultID(s.st.types, func(x openproject.Type) (int64, bool) { return x.ID, x.IsDefault })
 }
 
 func (s *Server) defaultPriority() int64 {
-	for _, p := range s.st.priorities {
-		if p.IsDefault {
-			return p.ID
+	return defaultID(s.st.priorities, func(x openproject.Priority) (int64, bool) { return x.ID, x.IsDefault })
+}
+
+// defaultID returns the id of the entry marked default, else the first
+// entry's, else 0.
+func defaultID[T any](items []T, idOf func(T) (int64, bool)) int64 {
+	for _, it := range items {
+		if id, def := idOf(it); def {
+			return id
 		}
 	}
-	if len(s.st.priorities) > 0 {
-		return s.st.priorities[0].ID
+	if len(items) > 0 {
+		id, _ := idOf(items[0])
+		return id
 	}
 	return 0
 }
