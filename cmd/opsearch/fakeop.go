@@ -29,7 +29,7 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	fs.IntVar(&gen.WikiPages, "wiki-pages", optest.DefaultWikiPages, "number of wiki pages")
 	fs.IntVar(&gen.Meetings, "meetings", optest.DefaultMeetings, "number of meetings")
 	profile := fs.String("profile", string(optest.ProfileCurrent), "API version profile: current (meetings list, wiki text) or legacy (neither)")
-	dataFile := fs.String("data", "", "load the data set from this JSON file instead of generating one")
+	dataFile := fs.String("data", "", "load the data set from this JSON file (a saved data set, or a neutral corpus such as ../shared/devset/corpus.json) instead of generating one")
 	saveFile := fs.String("save", "", "write the data set to this JSON file and continue serving")
 	latency := fs.Duration("latency", 0, "added latency per request, e.g. 20ms")
 	maxPage := fs.Int("max-page-size", optest.DefaultMaxPageSize, "largest page size the server allows (larger requests are capped silently)")
@@ -58,7 +58,7 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 
 	var data *optest.Dataset
 	if *dataFile != "" {
-		d, err := optest.LoadDataset(*dataFile)
+		d, err := optest.LoadAny(*dataFile)
 		if err != nil {
 			return err
 		}
