@@ -36,7 +36,10 @@ const K = 10
 // is opsearch's default: index candidates re-ranked by the scorer.
 type Variant struct {
 	Name string `json:"name"`
-	// Ranker is "scorer" (default) or "index" (bleve's order alone).
+	// Ranker is "scorer" (default) or "index" (the order of opsearch's own
+	// bleve index, with its mapping and query, alone). The built-in
+	// bleve-default variant uses RankerBleveDefault, which ignores every
+	// other field (see bleve_default.go); variants files cannot choose it.
 	Ranker string `json:"ranker,omitempty"`
 	// Params are scorer constants; zero fields keep the defaults (see
 	// scorer.Params). JSON keys are the Go field names, e.g. "PhraseBonus".
@@ -55,17 +58,24 @@ type Variant struct {
 
 // Names of the built-in variants.
 const (
-	VariantBleve     = "bleve"
-	VariantOpsearch  = "opsearch"
-	VariantReference = "reference"
+	VariantBleveDefault = "bleve-default"
+	VariantBleve        = "bleve"
+	VariantOpsearch     = "opsearch"
+	VariantReference    = "reference"
 )
 
-// DefaultVariants are compared in every run: bleve's score alone,
-// opsearch (bleve candidates re-ranked by the scorer), and the reference
-// server's scorer over the same candidates (its field weights, which have
-// no id field, no cross-field score, and its id-only tie-break).
+// DefaultVariants are compared in every run: plain bleve with its
+// documented defaults over the same documents (bleve-default: a throwaway
+// index with the default mapping, a fuzzy match query: the engine
+// opsearch is built on, used untuned), opsearch's own bleve index in its
+// own order (bleve: opsearch's mapping, analyzers and query, without the
+// scorer), opsearch (those candidates re-ranked by the scorer), and the
+// reference server's scorer over the same candidates (its field weights,
+// which have no id field, no cross-field score, and its id-only
+// tie-break).
 func DefaultVariants() []Variant {
 	return []Variant{
+		{Name: VariantBleveDefault, Ranker: RankerBleveDefault},
 		{Name: VariantBleve, Ranker: "index"},
 		{Name: VariantOpsearch},
 		{Name: VariantReference, IgnoreRecency: true, CrossFieldWeight: -1, Weights: map[string]float64{"work_package.id": 0}},
@@ -196,15 +206,35 @@ type Options struct {
 	Detail bool
 }
 
-// Run evaluates queries against st and idx with every variant.
-func Run(ctx context.Context, st *store.Store, idx search.Index, queries []scorer.LabelledQuery, opts Options) (*Report, error) {
+// Run evaluates queries against st and idx with every variant. A
+// bleve-default variant searches its own throwaway index, built once per
+// Run from st (so from the same user's entities) before its first query,
+// and only when such a variant is requested.
+func Run(ctx context.Context, st *store.Store, idx search.Index, queries []scorer.LabelledQuery, opts Options) (_ *Report, err error) {
 	vs := opts.Variants
 	if vs == nil {
 		vs = DefaultVariants()
 	}
+	var plain *defaultIndex
+	defer func() {
+		if plain != nil {
+			err = errors.Join(err, plain.Close())
+		}
+	}()
 	rep := &Report{Queries: len(queries)}
 	for _, v := range vs {
-		vr, err := runVariant(ctx, st, idx, queries, v)
+		var find searchFunc
+		if v.Ranker == RankerBleveDefault {
+			if plain == nil {
+				if plain, err = buildDefaultIndex(ctx, st); err != nil {
+					return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+				}
+			}
+			find = plain.search
+		} else {
+			find = engineSearch(st, idx, v)
+		}
+		vr, err := runVariant(ctx, queries, v, find)
 		if err != nil {
 			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
 		}
@@ -225,26 +255,51 @@ func engineOptions(v Variant) search.Options {
 	return o
 }
 
-func runVariant(ctx context.Context, st *store.Store, idx search.Index, queries []scorer.LabelledQuery, v Variant) (VariantReport, error) {
+// hit is one ranked result of a variant's search.
+type hit struct {
+	target scorer.Target
+	score  float64
+	title  string
+}
+
+// searchFunc answers one query with at most K hits, best first.
+type searchFunc func(ctx context.Context, text string) ([]hit, error)
+
+// engineSearch searches with opsearch's engine configured by v.
+func engineSearch(st *store.Store, idx search.Index, v Variant) searchFunc {
 	eng := search.New(st, idx, engineOptions(v))
+	return func(ctx context.Context, text string) ([]hit, error) {
+		resp, err := eng.Search(ctx, search.Query{Text: text, PageSize: K})
+		if err != nil {
+			return nil, err
+		}
+		hits := make([]hit, len(resp.Results))
+		for i, r := range resp.Results {
+			hits[i] = hit{target: scorer.Target{Type: string(r.Kind), ID: r.ID}, score: r.Score, title: r.Title}
+		}
+		return hits, nil
+	}
+}
+
+func runVariant(ctx context.Context, queries []scorer.LabelledQuery, v Variant, find searchFunc) (VariantReport, error) {
 	overall := &scorer.Accumulator{}
 	kinds := map[string]*scorer.Accumulator{}
 	vr := VariantReport{Name: v.Name, Kinds: map[string]scorer.Metrics{}}
 	lat := make([]time.Duration, 0, len(queries))
 	for _, q := range queries {
 		start := time.Now()
-		resp, err := eng.Search(ctx, search.Query{Text: q.Query, PageSize: K})
+		hits, err := find(ctx, q.Query)
 		if err != nil {
 			return vr, fmt.Errorf("query %s: %w", q.ID, err)
 		}
 		lat = append(lat, time.Since(start))
 		qr := QueryResult{ID: q.ID, Kind: q.Kind, Query: q.Query, Top: []string{}}
-		for i, r := range resp.Results {
-			t := scorer.Target{Type: string(r.Kind), ID: r.ID}
+		for i, h := range hits {
+			t := h.target
 			qr.ranked = append(qr.ranked, t)
-			qr.scores = append(qr.scores, r.Score)
+			qr.scores = append(qr.scores, h.score)
 			if i < 3 {
-				qr.Top = append(qr.Top, fmt.Sprintf("%s:%d %.2f %s", t.Type, t.ID, r.Score, r.Title))
+				qr.Top = append(qr.Top, fmt.Sprintf("%s:%d %.2f %s", t.Type, t.ID, h.score, h.title))
 			}
 		}
 		qr.Rank = scorer.FirstRelevant(qr.ranked, q.Expect)
