@@ -158,7 +158,11 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 			if err != nil {
 				return err
 			}
-			newer[i] = found && old.UpdatedAt.After(wp.UpdatedAt)
+			// Timestamps have a resolution (seconds on older servers):
+			// two edits in one second tie, and the lock version, which
+			// every edit increments, tells them apart.
+			newer[i] = found && (old.UpdatedAt.After(wp.UpdatedAt) ||
+				old.UpdatedAt.Equal(wp.UpdatedAt) && old.LockVersion > wp.LockVersion)
 		}
 		return nil
 	}); err != nil {
