@@ -24,7 +24,7 @@ import (
 // a field, analyzer or token filter changes: an index built with another
 // version is reported by NeedsRebuild and rebuilt from the store.
 // 2: no stored fields, status not indexed.
-const MappingVersion = 3
+const MappingVersion = 8
 
 // metaFile is the small file, inside the index directory, that records the
 // mapping version a complete build used. Rebuild writes it last, so a
@@ -51,6 +51,10 @@ type Options struct {
 	// LockTimeout is how long Open waits for another opener's lock before
 	// failing with ErrLocked. Default 1s.
 	LockTimeout time.Duration
+	// Thesaurus is the synonym groups the index expands query words
+	// with; nil means BuiltinThesaurus. An index built with other groups
+	// is rebuilt (NeedsRebuild).
+	Thesaurus Thesaurus
 }
 
 // Bleve is the bleve (scorch, on disk) implementation of Index. Searches,
@@ -75,6 +79,7 @@ var _ Index = (*Bleve)(nil)
 
 type meta struct {
 	MappingVersion int       `json:"mappingVersion"`
+	Thesaurus      string    `json:"thesaurus,omitempty"`
 	BuiltAt        time.Time `json:"builtAt"`
 }
 
@@ -85,6 +90,9 @@ type meta struct {
 func Open(dir string, opts Options) (*Bleve, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = time.Second
+	}
+	if opts.Thesaurus == nil {
+		opts.Thesaurus = BuiltinThesaurus()
 	}
 	m, err := newMapping()
 	if err != nil {
@@ -130,6 +138,8 @@ func Open(dir string, opts Options) (*Bleve, error) {
 		b.needs, b.reason = true, "damaged: "+err.Error()
 	case md.MappingVersion != MappingVersion:
 		b.needs, b.reason = true, fmt.Sprintf("mapping version %d, want %d", md.MappingVersion, MappingVersion)
+	case md.Thesaurus != opts.Thesaurus.digest():
+		b.needs, b.reason = true, "synonyms changed"
 	}
 	return b, nil
 }
@@ -169,6 +179,10 @@ func (b *Bleve) create(dir string) (bleve.Index, error) {
 		map[string]any{"bolt_timeout": b.opts.LockTimeout.String()})
 	if err != nil {
 		return nil, fmt.Errorf("create index: %w", err)
+	}
+	if err := addSynonyms(idx, b.opts.Thesaurus); err != nil {
+		_ = idx.Close()
+		return nil, err
 	}
 	return idx, nil
 }
@@ -372,7 +386,7 @@ func (b *Bleve) swap(nidx bleve.Index, tmp string) error {
 	}
 	b.idx = idx
 	_ = os.RemoveAll(aside)
-	if err := writeMeta(b.dir, meta{MappingVersion: MappingVersion, BuiltAt: time.Now().UTC()}); err != nil {
+	if err := writeMeta(b.dir, meta{MappingVersion: MappingVersion, Thesaurus: b.opts.Thesaurus.digest(), BuiltAt: time.Now().UTC()}); err != nil {
 		b.needs, b.reason = true, "missing: "+err.Error()
 		return err
 	}
@@ -517,6 +531,31 @@ func (b *Bleve) Count(ctx context.Context) (map[Kind]uint64, error) {
 	return out, nil
 }
 
+// Compact merges the index into one segment without deleted documents.
+// Term statistics then count live documents only, so the same data scores
+// the same however its batches landed and whenever background merges ran:
+// evaluations call it for reproducible figures. Searches keep running
+// meanwhile; at 100,000 work packages it takes a few seconds.
+func (b *Bleve) Compact(ctx context.Context) error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.idx == nil {
+		return ErrClosed
+	}
+	adv, err := b.idx.Advanced()
+	if err != nil {
+		return fmt.Errorf("compact index: %w", err)
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	if err := s.ForceMerge(ctx, nil); err != nil {
+		return fmt.Errorf("compact index: %w", err)
+	}
+	return nil
+}
+
 // Close releases the index; it is safe to call twice.
 func (b *Bleve) Close() error {
 	b.mu.Lock()
@@ -540,15 +579,30 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 	if b.idx == nil {
 		return Result{}, ErrClosed
 	}
-	req := b.buildRequest(b.idx, opts)
+	req, plan := b.buildRequest(b.idx, opts)
 	res, err := b.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return Result{}, fmt.Errorf("search index: %w", err)
 	}
-	out := Result{Total: res.Total, Took: res.Took, Hits: make([]Hit, 0, len(res.Hits))}
+	out := Result{Total: res.Total, Took: res.Took, Hits: make([]Hit, 0, len(res.Hits)), Plan: plan}
 	for _, h := range res.Hits {
 		kind, id, _ := ParseDocID(h.ID)
 		out.Hits = append(out.Hits, Hit{ID: h.ID, Kind: kind, EntityID: id, Score: h.Score, Fragments: h.Fragments})
+	}
+	if plan != nil && len(out.Hits) > 0 {
+		adv, err := b.idx.Advanced()
+		if err != nil {
+			return Result{}, fmt.Errorf("open index reader: %w", err)
+		}
+		r, err := adv.Reader()
+		if err != nil {
+			return Result{}, fmt.Errorf("open index reader: %w", err)
+		}
+		err = plan.cover(ctx, r, out.Hits)
+		_ = r.Close()
+		if err != nil {
+			return Result{}, fmt.Errorf("measure coverage: %w", err)
+		}
 	}
 	return out, nil
 }
@@ -569,6 +623,7 @@ const (
 	fieldLocation    = "location"
 	fieldProjectName = "project_name"
 	fieldIdents      = "identifiers"
+	fieldAll         = "all"
 )
 
 // bleveDoc is what bleve indexes: Document flattened to the mapped fields.
@@ -590,6 +645,10 @@ type bleveDoc struct {
 	Location    string    `json:"location,omitempty"`
 	ProjectName string    `json:"project_name,omitempty"`
 	Identifiers []string  `json:"identifiers,omitempty"`
+	// All is every text of the document in one field (Lucene's catch-all,
+	// bleve's _all): one term query per query word scores a word wherever
+	// it occurs, with one document frequency and one length norm.
+	All []string `json:"all,omitempty"`
 }
 
 // docType is the one bleve document type.
@@ -627,7 +686,34 @@ func toBleveDoc(d Document) bleveDoc {
 			bd.People = append(bd.People, p)
 		}
 	}
+	bd.All = make([]string, 0, 4+len(bd.Comments)+len(bd.Agenda)+len(bd.People))
+	for _, s := range []string{kindNoun(d), bd.Title, bd.Body, bd.Location} {
+		if s != "" {
+			bd.All = append(bd.All, s)
+		}
+	}
+	bd.All = append(bd.All, bd.Comments...)
+	bd.All = append(bd.All, bd.Agenda...)
+	bd.All = append(bd.All, bd.People...)
 	return bd
+}
+
+// kindNoun is what a person calls a document of d's kind ("bug",
+// "meeting", "wiki page"), indexed with its text so that "any bug about
+// ..." or "the meeting where ..." prefers items of that kind. A work
+// package is called by its type and, generically, a work package.
+func kindNoun(d Document) string {
+	switch d.Kind {
+	case KindWorkPackage:
+		return d.Type + " work package"
+	case KindWikiPage:
+		return "wiki page"
+	case KindMeeting:
+		return "meeting"
+	case KindProject:
+		return "project"
+	}
+	return ""
 }
 
 // newMapping builds the index mapping. Prose fields hold words as written
@@ -640,6 +726,12 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 		return nil, err
 	}
 	im.DefaultAnalyzer = analyzerText
+	// Synonyms are written the way query words are analysed (stemmed,
+	// folded), so a query stem meets its group.
+	if err := im.AddSynonymSource(synonymSource, map[string]any{"collection": synonymCollection, "analyzer": analyzerQuery}); err != nil {
+		return nil, fmt.Errorf("add synonym source: %w", err)
+	}
+	// im.ScoringModel = "bm25"
 	im.StoreDynamic = false
 	im.IndexDynamic = false
 	im.DocValuesDynamic = false
@@ -679,6 +771,9 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt(fieldLocation, text(fieldLocation, analyzerExact, false, true))
 	dm.AddFieldMappingsAt(fieldProjectName, text(fieldProjectName, analyzerExact, false, true))
 	dm.AddFieldMappingsAt(fieldIdents, text(fieldIdents, analyzerIdent, false, false))
+	all := text(fieldAll, analyzerText, false, false)
+	all.SynonymSource = synonymSource
+	dm.AddFieldMappingsAt(fieldAll, all)
 
 	im.AddDocumentMapping(docType, dm)
 	im.DefaultMapping = dm

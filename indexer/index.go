@@ -113,6 +113,10 @@ type Hit struct {
 	Kind     Kind    `json:"kind"`
 	EntityID int64   `json:"entityId"`
 	Score    float64 `json:"score"`
+	// Coverage is the share of a fuzzy query's information the document
+	// holds (see Plan.Cover), and MatchedWords the query words it holds.
+	Coverage     float64  `json:"coverage,omitempty"`
+	MatchedWords []string `json:"matchedWords,omitempty"`
 	// Fragments maps field names to highlighted excerpts, when available.
 	Fragments map[string][]string `json:"fragments,omitempty"`
 }
@@ -122,6 +126,9 @@ type Result struct {
 	Total uint64        `json:"total"`
 	Hits  []Hit         `json:"hits"`
 	Took  time.Duration `json:"took"`
+	// Plan is how the index read a fuzzy query's words; nil in exact mode
+	// and for filter-only queries.
+	Plan *Plan `json:"-"`
 }
 
 // Index is the search backend. It is the one producer-side interface in

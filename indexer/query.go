@@ -22,9 +22,12 @@ const (
 	oneTypoMinLen = 5
 	twoTypoMinLen = 9
 	minPrefixLen  = 3
+	minStemLen    = 3
 	defaultSize   = 20
 	maxSize       = 1000
 	phraseBoost   = 2.0
+	titleBoost    = 0.3
+	prefixBoost   = 0.8
 	idExactBoost  = 10.0
 	// fuzzyPrefix is the number of leading runes a fuzzy candidate must
 	// share with the query term. 1 mirrors Meilisearch (a typo on the first
@@ -43,23 +46,9 @@ const (
 type field struct {
 	name  string
 	boost float64
-	fuzzy bool // typo-tolerant (stemFields only)
-	// fuzzyIfMissing limits typo tolerance to words the field does not
-	// hold as typed (Typesense's typo_tokens_threshold idea). Comments are
-	// the largest field: expanding typos there for every word cost ~1 ms of
-	// p50 at 100k work packages, yet a typo is only worth looking for when
-	// the word as typed is unknown.
-	fuzzyIfMissing bool
 	// noPositions marks fields indexed without term vectors, where a
 	// phrase query cannot run.
 	noPositions bool
-}
-
-// Prose fields (words as written and stemmed): the query's stem matches
-// them exactly or, by term length, within one or two typos.
-var stemFields = [...]field{
-	{name: fieldTitle, boost: 3, fuzzy: true}, {name: fieldAgenda, boost: 1.5, fuzzy: true},
-	{name: fieldBody, boost: 1, fuzzy: true}, {name: fieldComments, boost: 1, fuzzy: true, fuzzyIfMissing: true},
 }
 
 // Fields holding words as written, for identifiers, prefixes and exact
@@ -68,13 +57,6 @@ var exactFields = [...]field{
 	{name: fieldTitle, boost: 3}, {name: fieldPeople, boost: 2}, {name: fieldAgenda, boost: 1.5, noPositions: true},
 	{name: fieldBody, boost: 1, noPositions: true}, {name: fieldComments, boost: 1, noPositions: true},
 	{name: fieldLocation, boost: 1}, {name: fieldProjectName, boost: 0.5},
-}
-
-// prefixFields take the last query word as a prefix. Comments, location
-// and project name are left out: a short prefix expands to many terms in
-// each field, and that expansion dominated latency at 100k documents.
-var prefixFields = [...]field{
-	{name: fieldTitle, boost: 3}, {name: fieldPeople, boost: 2}, {name: fieldBody, boost: 1},
 }
 
 // Prefix expansion limits. bleve's PrefixQuery turns every matching term
@@ -121,20 +103,24 @@ func expandPrefix(idx bleve.Index, field, prefix string) []string {
 // 100k documents.
 const maxFuzzyTerms = 5
 
-// fuzzyTerms returns term queries for the typo variants of t in f (t
-// itself excluded), within n edits and sharing its first fuzzyPrefix
-// runes. A variant's boost shrinks with its distance, so exact matches rank
-// first.
-func fuzzyTerms(r index.IndexReader, f field, t string, n int) []query.Query {
+type variant struct {
+	term string
+	dist int
+}
+
+// fuzzyVariants returns up to maxFuzzyTerms terms of field within n edits
+// of t (t excluded) that share its first fuzzyPrefix runes, closest and
+// most frequent first.
+func fuzzyVariants(r index.IndexReader, field, t string, n int) []variant {
 	fr, ok := r.(index.IndexReaderFuzzy)
-	if !ok {
+	if !ok || n <= 0 {
 		return nil
 	}
 	prefix := t
 	if i := fuzzyPrefixLen(t); i < len(t) {
 		prefix = t[:i]
 	}
-	d, err := fr.FieldDictFuzzy(f.name, t, n, prefix)
+	d, err := fr.FieldDictFuzzy(field, t, n, prefix)
 	if err != nil {
 		return nil
 	}
@@ -155,35 +141,50 @@ func fuzzyTerms(r index.IndexReader, f field, t string, n int) []query.Query {
 		}
 		return cmp.Compare(b.Count, a.Count)
 	})
-	out := make([]query.Query, 0, min(len(all), maxFuzzyTerms))
+	out := make([]variant, 0, min(len(all), maxFuzzyTerms))
 	for _, e := range all[:min(len(all), maxFuzzyTerms)] {
-		dist := float64(e.EditDistance)
+		dist := int(e.EditDistance)
 		if dist == 0 {
 			dist = 1 // not reported: assume one edit
 		}
-		out = append(out, term(e.Term, f.name, f.boost*(1-0.25*dist)))
+		out = append(out, variant{e.Term, dist})
 	}
 	return out
 }
 
-// existsIn reports whether any of fields holds t.
-func existsIn(r index.IndexReader, fields []field, t string) bool {
-	for _, f := range fields {
-		if termExists(r, f.name, t) {
-			return true
-		}
+// synonymQuality is how much a synonym counts for the word it stands
+// for; bleve's synonym search weighs it the same (half the term's boost).
+const synonymQuality = 0.5
+
+// synonymsOf returns the thesaurus entries of a query term.
+func synonymsOf(r index.IndexReader, t string) []string {
+	tr, ok := r.(index.ThesaurusReader)
+	if !ok {
+		return nil
 	}
-	return false
+	rd, err := tr.ThesaurusTermReader(context.Background(), synonymSource, []byte(t))
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = rd.Close() }()
+	var out []string
+	for {
+		s, err := rd.Next()
+		if err != nil || s == "" {
+			return out
+		}
+		out = append(out, s)
+	}
 }
 
-// termExists reports whether field holds t in any document.
-func termExists(r index.IndexReader, field, t string) bool {
+// termDF returns the number of documents whose field holds t.
+func termDF(r index.IndexReader, field, t string) uint64 {
 	tfr, err := r.TermFieldReader(context.Background(), []byte(t), field, false, false, false)
 	if err != nil {
-		return false
+		return 0
 	}
 	defer func() { _ = tfr.Close() }()
-	return tfr.Count() > 0
+	return tfr.Count()
 }
 
 // fuzzyPrefixLen is the byte length of t's first fuzzyPrefix runes.
@@ -215,7 +216,7 @@ func typos(n int) int {
 }
 
 // buildRequest turns neutral options into a bleve request.
-func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) *bleve.SearchRequest {
+func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) (*bleve.SearchRequest, *Plan) {
 	size := opts.Size
 	if size <= 0 {
 		size = defaultSize
@@ -225,16 +226,23 @@ func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) *bleve.SearchR
 
 	var text query.Query
 	var should []query.Query
+	var plan *Plan
 	if opts.Mode == MatchExact {
 		text = b.exactQuery(opts.Query)
 	} else {
-		text, should = b.fuzzyQuery(idx, opts.Query)
+		text, should, plan = b.fuzzyQuery(idx, opts.Query)
 	}
 	filter := b.filterQuery(opts)
 
 	bq := query.NewBooleanQuery(nil, nil, nil)
 	if text == nil {
-		bq.AddMust(bleve.NewMatchAllQuery())
+		// Every document of any kind; not match-all, which would return
+		// the thesaurus's own entries.
+		kinds := make([]query.Query, 0, 4)
+		for _, k := range Kinds() {
+			kinds = append(kinds, term(string(k), fieldKind, 1))
+		}
+		bq.AddMust(disjunction(kinds, 0))
 	} else {
 		bq.AddMust(text)
 		if len(should) > 0 {
@@ -248,17 +256,19 @@ func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) *bleve.SearchR
 	if text == nil {
 		req.SortBy([]string{"-" + fieldUpdated, "_id"})
 	} else {
-		// Score only (bleve's default). An "_id" tie-break made the
-		// collector load the external id of every candidate, not just of
-		// the page: measured at 100k work packages, Size 100, p50 4.7 →
-		// 4.3 ms, p99 12.3 → 11 ms. Equal scores keep index order, which
-		// is stable for a given index.
+		// Equal scores are broken by id: index order depends on how
+		// batches landed in segments (two are applied concurrently), and
+		// disjunctive retrieval ties often at the candidate window's
+		// edge, so without it the same data synced twice could answer
+		// differently. (Measured at 100k work packages, Size 100, with
+		// the old conjunctive query: p50 4.3 → 4.7 ms.)
+		req.SortBy([]string{"-_score", "_id"})
 		if highlight {
 			req.Highlight = bleve.NewHighlight()
 			req.Highlight.Fields = []string{fieldTitle, fieldBody, fieldComments, fieldAgenda}
 		}
 	}
-	return req
+	return req, plan
 }
 
 // analyze runs a named analyzer of the index mapping over s.
@@ -327,14 +337,21 @@ func disjunction(qs []query.Query, minMatch int) *query.DisjunctionQuery {
 	return d
 }
 
-// fuzzyQuery builds the fuzzy-mode text query and its optional boosts: each
-// word is a disjunction over the weighted fields, and every word must match,
-// except that a query of three or more words may lose its last one. Stop
-// words count only when the query has nothing else.
-func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, []query.Query) {
+// fuzzyQuery builds the fuzzy-mode text query and its optional boosts.
+//
+// Retrieval is disjunctive (BM25 over the catch-all field): a document
+// holding some of the query's words is a candidate, ranked by how much of
+// the query's information it holds, because people ask with words the
+// item lacks ("any ticket about ...", a synonym, a name with a topic).
+// Each content word contributes one clause: its stem when the index knows
+// it, otherwise its closest typo variants; the last word also as a prefix.
+// Words the index holds in no form contribute nothing. The disjunction's
+// coordination factor (matched clauses / clauses) rewards coverage; the
+// title clauses and phrase reward where the words stand.
+func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, []query.Query, *Plan) {
 	all := b.queryWords(q)
 	if len(all) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	words := all[:0:0]
 	for _, w := range all {
@@ -342,125 +359,200 @@ func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, []query.Quer
 			words = append(words, w)
 		}
 	}
-	stopOnly := len(words) == 0
-	if stopOnly {
-		words = all
+	if len(words) == 0 {
+		words = all // only stop words: search for them as they are
 	}
 
-	// One reader (snapshot) for the fuzzy expansions of all words.
+	// One reader (snapshot) for the dictionary look-ups of all words.
 	var r index.IndexReader
 	if adv, err := idx.Advanced(); err == nil {
 		if r, err = adv.Reader(); err == nil {
 			defer func() { _ = r.Close() }()
 		}
 	}
-	groups := make([]query.Query, 0, len(words))
+	plan := &Plan{}
+	if r != nil {
+		if n, err := r.DocCount(); err == nil {
+			plan.docs = n
+		}
+	}
+	var groups, should []query.Query
 	for i, w := range words {
-		groups = append(groups, b.wordQuery(idx, r, w, i == len(words)-1, stopOnly))
+		pw := PlanWord{Text: w.raw, Forms: map[string]float64{}}
+		g, title := b.wordQuery(idx, r, w, i == len(words)-1, &pw)
+		if g != nil {
+			groups = append(groups, g)
+		}
+		should = append(should, title...)
+		plan.Words = append(plan.Words, pw)
 	}
-	// Conjunctions, not a disjunction with a minimum: bleve's minimum
-	// still walks the union of every word's postings, whereas a
-	// conjunction leapfrogs. Longer queries may lose their last word, as
-	// Meilisearch's "words" rule drops words from the right.
-	var text query.Query
-	switch len(groups) {
-	case 1:
-		text = groups[0]
-	case 2:
-		text = query.NewConjunctionQuery(groups)
-	default:
-		text = disjunction([]query.Query{
-			query.NewConjunctionQuery(groups),
-			query.NewConjunctionQuery(groups[:len(groups)-1]),
-		}, 0)
+	// "#1234", "ticket 1234", "issue #1234" or "PROJ-12": the entity itself.
+	for _, id := range idMentions(q) {
+		k := b.keyword(idNumber(id))
+		if k[0] >= '0' && k[0] <= '9' {
+			k = "#" + k
+		}
+		groups = append(groups, term(k, fieldIdents, idExactBoost))
+		if r == nil || termDF(r, fieldIdents, k) == 0 {
+			continue // no such id here: "Ticket#2024" is just text
+		}
+		// The id replaces the words of its mention: "ticket 123" is about
+		// one item, however many texts mention 123 or tickets.
+		plan.dropWord(strings.TrimPrefix(k, "#"))
+		for _, n := range idNouns(id) {
+			plan.dropWord(n)
+		}
+		plan.Words = append(plan.Words, PlanWord{Text: id, Forms: map[string]float64{k: 1}, ident: true, df: 1})
 	}
-
-	// Phrase bonus on the title only: on bodies it cost +1.7 ms p50 and
-	// +6 ms p99 at 100k work packages (the phrase searcher revisits every
-	// candidate's positions); the scorer adds a proximity bonus later.
-	var should []query.Query
+	plan.weigh()
+	if len(groups) == 0 {
+		return query.NewMatchNoneQuery(), nil, plan
+	}
 	if len(words) > 1 {
 		p := query.NewMatchPhraseQuery(q)
 		p.SetField(fieldTitle)
-		p.SetBoost(3 * phraseBoost)
-		// The words as written: with the stems as alternatives the phrase
-		// searcher does twice the work.
+		p.SetBoost(phraseBoost)
 		p.Analyzer = analyzerExact
 		should = append(should, p)
 	}
-	// "#1234", "1234" or "PROJ-12": the entity itself ranks first.
-	if raw := strings.TrimSpace(q); idLike.MatchString(raw) {
-		id := b.keyword(raw)
-		should = append(should, term(id, fieldIdents, idExactBoost))
-		if !strings.HasPrefix(id, "#") && id[0] >= '0' && id[0] <= '9' {
-			should = append(should, term("#"+id, fieldIdents, idExactBoost))
-		}
-	}
-	return text, should
+	return disjunction(groups, 0), should, plan
 }
 
-// wordQuery is the disjunction one query word contributes.
-func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, last, stopOnly bool) query.Query {
-	var qs []query.Query
+// idMentions returns the ids a query names: the whole query when it is
+// one ("#123", "123", "PROJ-12"), and a number after "#", "ticket",
+// "issue", "bug", "task" or "work package" anywhere in it.
+func idMentions(q string) []string {
+	raw := strings.TrimSpace(q)
+	if idLike.MatchString(raw) {
+		return []string{raw}
+	}
+	var out []string
+	for _, m := range idMention.FindAllStringSubmatch(raw, -1) {
+		out = append(out, strings.TrimLeft(m[0], " \t\n,;:.!?()[]{}'\""))
+	}
+	return out
+}
+
+// idNumber is the id of a mention: "ticket #123" → "#123"; a whole-query
+// id ("PROJ-12", "#123", "123") as it is.
+func idNumber(mention string) string {
+	if m := idMention.FindStringSubmatch(mention); m != nil {
+		return "#" + m[2]
+	}
+	return mention
+}
+
+// idNouns are the words of an id mention ("ticket 123") that name the id
+// rather than a topic: they leave the query with the id.
+func idNouns(q string) []string {
+	var out []string
+	for _, m := range idMention.FindAllStringSubmatch(q, -1) {
+		if m[1] != "" {
+			out = append(out, strings.Fields(m[1])...)
+		}
+	}
+	return out
+}
+
+// idMention finds "#123", "ticket 123", "issue #123", "wp 123" in a query.
+var idMention = regexp.MustCompile(`(?i)(?:^|[^\pL\pN])(?:#|(ticket|issue|bug|task|wp|work package|feature)\s*#?)([0-9]+)\b`)
+
+// wordQuery is the clause one query word contributes to retrieval (nil
+// when the index holds it in no form) and its title boosts.
+func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, last bool, pw *PlanWord) (query.Query, []query.Query) {
+	var qs, title []query.Query
+	df := func(t string) uint64 {
+		if r == nil {
+			return 1
+		}
+		return termDF(r, fieldAll, t)
+	}
 	switch {
-	case stopOnly:
-		for _, f := range exactFields {
-			qs = append(qs, term(w.exact, f.name, f.boost))
-		}
 	case len(w.parts) > 0:
-		// An identifier: the whole identifier anywhere, or all its parts.
-		for _, f := range exactFields {
-			qs = append(qs, term(w.exact, f.name, f.boost))
-		}
-		qs = append(qs, term(w.exact, fieldIdents, 3))
+		// An identifier: the whole identifier, or all its parts.
+		qs = append(qs, term(w.exact, fieldAll, 1), term(w.exact, fieldIdents, 1))
 		parts := make([]query.Query, 0, len(w.parts))
 		for _, p := range w.parts {
-			var pq []query.Query
-			for _, f := range exactFields {
-				pq = append(pq, term(p, f.name, f.boost))
-			}
-			parts = append(parts, disjunction(pq, 0))
+			parts = append(parts, term(p, fieldAll, 1))
 		}
 		qs = append(qs, query.NewConjunctionQuery(parts))
+		title = append(title, term(w.exact, fieldTitle, titleBoost))
+		pw.Forms[w.exact] = 1
+		pw.parts = w.parts
+		pw.df = max(df(w.exact), 1)
+	case len(w.stems) == 0:
+		// A stop word in a query of stop words.
+		qs = append(qs, term(w.exact, fieldAll, 1))
+		title = append(title, term(w.exact, fieldTitle, titleBoost))
+		pw.Forms[w.exact] = 1
+		pw.df = df(w.exact)
 	default:
 		n := typos(utf8.RuneCountInString(w.raw))
 		for _, st := range w.stems {
-			for _, f := range stemFields {
-				qs = append(qs, term(st, f.name, f.boost))
-				if n > 0 && f.fuzzy && (!f.fuzzyIfMissing || !termExists(r, f.name, st)) {
-					qs = append(qs, fuzzyTerms(r, f, st, n)...)
+			if len(st) < minStemLen && st != w.exact {
+				// Porter cuts some words to two letters ("icing" →
+				// "ic", the stem of "ics"): too ambiguous to stand for
+				// the word, which is matched as written instead.
+				st = w.exact
+			}
+			if c := df(st); c > 0 {
+				qs = append(qs, term(st, fieldAll, 1))
+				title = append(title, term(st, fieldTitle, titleBoost))
+				pw.Forms[st] = 1
+				pw.df = max(pw.df, c)
+			}
+			// The term query expands through the thesaurus by itself
+			// (bleve, at half weight); the plan counts a synonym as half
+			// the word. A word known only through its synonyms is
+			// searched for them.
+			for _, syn := range synonymsOf(r, st) {
+				if _, seen := pw.Forms[syn]; !seen {
+					if c := df(syn); c > 0 {
+						pw.Forms[syn] = synonymQuality
+						pw.df = max(pw.df, c)
+						if _, ok := pw.Forms[st]; !ok {
+							qs = append(qs, term(syn, fieldAll, synonymQuality))
+						}
+					}
 				}
 			}
 		}
-		// A typo can change the stem ("simaler" stems to "simal", two
-		// edits from "similar"): a word found nowhere as typed is also
-		// expanded unstemmed, against the words as written.
-		if n > 0 && r != nil && !slices.Contains(w.stems, w.exact) && !existsIn(r, stemFields[:], w.exact) {
-			for _, f := range stemFields {
-				if f.fuzzy {
-					qs = append(qs, fuzzyTerms(r, f, w.exact, n)...)
+		if len(qs) == 0 && n > 0 && r != nil {
+			// Unknown as typed: its closest typo variants, of the stem
+			// and of the word as written (a typo can change the stem).
+			for _, t := range []string{w.stems[0], w.exact} {
+				// The typo rule holds for the term compared: a short
+				// stem ("ice" of "icing") takes no typo.
+				for _, v := range fuzzyVariants(r, fieldAll, t, min(n, typos(utf8.RuneCountInString(t)))) {
+					if _, seen := pw.Forms[v.term]; seen {
+						continue
+					}
+					quality := 1 - 0.25*float64(v.dist)
+					qs = append(qs, term(v.term, fieldAll, quality))
+					title = append(title, term(v.term, fieldTitle, titleBoost*quality))
+					pw.Forms[v.term] = quality
+					pw.df = max(pw.df, df(v.term))
 				}
 			}
 		}
-		// Names, locations and project names are unstemmed.
-		qs = append(qs, term(w.exact, fieldPeople, 2))
-		if n > 0 {
-			qs = append(qs, fuzzyTerms(r, field{name: fieldPeople, boost: 2, fuzzy: true}, w.exact, n)...)
-		}
-		qs = append(qs,
-			term(w.exact, fieldLocation, 1),
-			term(w.exact, fieldProjectName, 0.5),
-			term(w.exact, fieldIdents, 3),
-		)
 	}
 	if last && utf8.RuneCountInString(w.exact) >= minPrefixLen && idx != nil {
-		for _, f := range prefixFields {
-			for _, t := range expandPrefix(idx, f.name, w.exact) {
-				qs = append(qs, term(t, f.name, f.boost*0.8))
+		// The word being typed: its completions count as the word.
+		for _, t := range expandPrefix(idx, fieldAll, w.exact) {
+			if _, seen := pw.Forms[t]; !seen {
+				qs = append(qs, term(t, fieldAll, prefixBoost))
+				pw.Forms[t] = prefixBoost
+				pw.df = max(pw.df, df(t))
 			}
 		}
 	}
-	return disjunction(qs, 0)
+	switch len(qs) {
+	case 0:
+		return nil, title
+	case 1:
+		return qs[0], title
+	}
+	return disjunction(qs, 0), title
 }
 
 // exactQuery matches the query as written: a case- and accent-insensitive

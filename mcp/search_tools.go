@@ -145,8 +145,13 @@ type syncStatusIn struct{}
 
 // searchAnswer is the result of every search tool.
 type searchAnswer struct {
-	Query             string          `json:"query"`
-	MatchMode         string          `json:"matchMode"`
+	Query     string `json:"query"`
+	MatchMode string `json:"matchMode"`
+	// Match is "good" when some result holds most of the query,
+	// "partial" when the results are only the best there is (each holds
+	// little of the query: treat as "nothing relevant found"), "none"
+	// when nothing matched; absent while the index is not ready.
+	Match             string          `json:"match,omitempty"`
 	Results           []search.Result `json:"results"`
 	Total             int             `json:"total"`
 	TotalIsLowerBound bool            `json:"totalIsLowerBound,omitempty"`
@@ -202,7 +207,8 @@ func (s *Server) registerSearchTools(srv *sdk.Server) {
 		Name:  toolSearch,
 		Title: "Search OpenProject",
 		Description: "Search everything at once: work packages (subject, description, comments), wiki pages, meetings (agenda items, outcomes, participants) and projects. " +
-			"Reach for this first to find what exists, was decided or discussed. Typo-tolerant and ranked, from the local index in milliseconds; the index block says how fresh it is. " +
+			"Reach for this first to find what exists, was decided or discussed; ask in plain words or a question. Typo-tolerant and ranked, from the local index in milliseconds; the index block says how fresh it is. " +
+			"match \"partial\" means the results hold little of the query (the best there is, likely not relevant); each result lists its matchedWords. " +
 			"Use list_* tools for exact filtered listings, get_* tools for full details.",
 		InputSchema: toolSchema[searchAllIn](func(p map[string]*jsonschema.Schema) {
 			p["kinds"].Items.Enum = kindEnum
@@ -421,7 +427,7 @@ func (s *Server) search(ctx context.Context, tool string, q search.Query, projec
 		kinds = indexer.Kinds()
 	}
 	ans := &searchAnswer{
-		Query: resp.Query, MatchMode: resp.Mode, Results: resp.Results, Total: resp.Total,
+		Query: resp.Query, MatchMode: resp.Mode, Match: resp.Match, Results: resp.Results, Total: resp.Total,
 		TotalIsLowerBound: resp.TotalIsLowerBound, Offset: resp.Page, PageSize: resp.PageSize,
 		Index: indexState(resp.Index, kinds), Note: note, TookMS: resp.TookMS,
 	}

@@ -302,7 +302,11 @@ func compareDesc(a, b float64) int {
 // suffixes come first in numeric order (the reference sorts by numeric id),
 // then the rest lexicographically. Equal numbers with different spellings
 // ("007", "7") fall back to the whole string, so the order stays total.
-func compareIDs(a, b string) int {
+func compareIDs(a, b string) int { return CompareIDs(a, b) }
+
+// CompareIDs is the total order on record ids that breaks ties (see
+// compareIDs).
+func CompareIDs(a, b string) int {
 	ka, sa := splitID(a)
 	kb, sb := splitID(b)
 	if c := strings.Compare(ka, kb); c != 0 {

@@ -1,0 +1,235 @@
+package indexer
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/opsearch/opsearch/openproject"
+)
+
+// hit returns the hit for id in a search, or fails.
+func hit(t *testing.T, b *Bleve, q, id string) Hit {
+	t.Helper()
+	res, err := b.Search(context.Background(), SearchOptions{Query: q, Size: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		if h.ID == id {
+			return h
+		}
+	}
+	t.Fatalf("%q: %s not among %d hits", q, id, len(res.Hits))
+	return Hit{}
+}
+
+func TestCoverage(t *testing.T) {
+	b := openFilled(t, corpus())
+	tests := []struct {
+		name, q, id string
+		min, max    float64 // coverage bounds, inclusive
+		matched     []string
+	}{
+		{"every word", "hiring freeze", "work_package:1250", 1, 1, []string{"hiring", "freeze"}},
+		// Framing words the index does not hold still count as the
+		// query's information: the item holds part of it.
+		{"framing words absent", "anybody grumbling about the hiring freeze", "work_package:1250", 0.2, 0.8, []string{"hiring", "freeze"}},
+		// A typo counts less than the word itself.
+		{"typo", "budgt", "work_package:1237", 0.5, 0.9, []string{"budgt"}},
+		{"completion of the last word", "certificat", "work_package:1234", 0.5, 1, []string{"certificat"}},
+		// A comment-only fact and a name.
+		{"comment and author", "zanzibar chen", "work_package:1235", 1, 1, []string{"zanzibar", "chen"}},
+		{"identifier parts", "cert expired", "work_package:1235", 1, 1, []string{"cert", "expired"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := hit(t, b, tc.q, tc.id)
+			if h.Coverage < tc.min || h.Coverage > tc.max {
+				t.Errorf("%q: coverage of %s = %.3f, want in [%.2f, %.2f]", tc.q, tc.id, h.Coverage, tc.min, tc.max)
+			}
+			if !slices.Equal(h.MatchedWords, tc.matched) {
+				t.Errorf("%q: matched words %q, want %q", tc.q, h.MatchedWords, tc.matched)
+			}
+		})
+	}
+	// The rarer word carries more information: holding "zanzibar"
+	// (one document) covers more of "zanzibar tables" than holding
+	// "tables" (two documents).
+	rare := hit(t, b, "zanzibar tables", "work_package:1235").Coverage
+	common := hit(t, b, "zanzibar tables", "work_package:1240").Coverage
+	if rare <= common {
+		t.Errorf("zanzibar tables: rare-word holder %.3f should cover more than common-word holder %.3f", rare, common)
+	}
+}
+
+func TestIDMentions(t *testing.T) {
+	b := openFilled(t, corpus())
+	for _, q := range []string{"#1234", "1234", "ticket 1234", "issue #1234", "Bug 1234", "what about wp 1234?", "work package #1234 please"} {
+		t.Run(q, func(t *testing.T) {
+			res, err := b.Search(context.Background(), SearchOptions{Query: q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Hits) == 0 || res.Hits[0].ID != "work_package:1234" {
+				t.Fatalf("%q: want work_package:1234 first, got %v", q, res.Hits)
+			}
+			// The mention is the id: "ticket" is no missing word.
+			if h := res.Hits[0]; h.Coverage < 0.5 {
+				t.Errorf("%q: coverage %.3f, want the id to carry the query", q, h.Coverage)
+			}
+		})
+	}
+	// A number that is no id here stays a word of the text.
+	if got := idMentions("customer case Ticket#20240249"); !slices.Equal(got, []string{"Ticket#20240249"}) {
+		t.Errorf("idMentions: %q", got)
+	}
+	if got := idNumber("issue #77"); got != "#77" {
+		t.Errorf("idNumber(issue #77) = %q", got)
+	}
+}
+
+func TestShortStemNotAWord(t *testing.T) {
+	docs := []Document{
+		FromWikiPage(openproject.WikiPage{ID: 1, Title: "Importing .ics files", Text: "Calendars in ics format."}),
+		FromWikiPage(openproject.WikiPage{ID: 2, Title: "Cake decoration", Text: "Icing on top."}),
+	}
+	b := openFilled(t, docs)
+	// Porter stems "icing" to "ic", the stem of "ics": the word must not
+	// find the calendar page through it.
+	for _, id := range search(t, b, SearchOptions{Query: "icing"}) {
+		if id == "wiki_page:1" {
+			t.Errorf("icing matched the .ics page")
+		}
+	}
+	if ids := search(t, b, SearchOptions{Query: "icing"}); !slices.Contains(ids, "wiki_page:2") {
+		t.Errorf("icing: want wiki_page:2, got %v", ids)
+	}
+}
+
+func TestSynonyms(t *testing.T) {
+	docs := []Document{
+		FromWorkPackage(openproject.WorkPackage{ID: 1, Subject: "Defect in the export", Type: openproject.Ref{Title: "Task"}}, nil),
+		FromMeeting(openproject.Meeting{ID: 2, Title: "Weekly planning", AgendaItems: []openproject.AgendaItem{{ID: 1, Title: "Roadmap"}}}),
+		FromWikiPage(openproject.WikiPage{ID: 3, Title: "Glossary", Text: "A quokka is our mascot."}),
+	}
+	dir := filepath.Join(t.TempDir(), "index")
+	team := Thesaurus{{"quokka", "marsupial"}}
+	b, err := Open(dir, Options{Thesaurus: append(BuiltinThesaurus(), team...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Rebuild(context.Background(), func(add func(...Document) error) error { return add(docs...) }); err != nil {
+		t.Fatal(err)
+	}
+	// Each query word occurs in no document as typed: only a synonym
+	// finds it.
+	tests := []struct{ q, want string }{
+		{"bug", "work_package:1"},    // built-in: bug ~ defect
+		{"ticket", "work_package:1"}, // built-in: ticket ~ defect
+		{"session", "meeting:2"},     // built-in: session ~ meeting (the kind noun)
+		{"marsupial", "wiki_page:3"}, // the team's own group
+	}
+	for _, tc := range tests {
+		res, err := b.Search(context.Background(), SearchOptions{Query: tc.q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || res.Hits[0].ID != tc.want {
+			t.Errorf("%q: want %s first, got %v", tc.q, tc.want, res.Hits)
+			continue
+		}
+		// A synonym counts, at less than the word itself.
+		if c := res.Hits[0].Coverage; c <= 0 || c >= 1 {
+			t.Errorf("%q: coverage %.3f, want a partial credit for the synonym", tc.q, c)
+		}
+	}
+	// Filter-only searches list documents, never thesaurus entries.
+	res, err := b.Search(context.Background(), SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Total != uint64(len(docs)) {
+		t.Errorf("filter-only search: total %d, want %d documents", res.Total, len(docs))
+	}
+	for _, h := range res.Hits {
+		if strings.HasPrefix(h.ID, synonymDocPrefix) {
+			t.Errorf("filter-only search returned thesaurus entry %s", h.ID)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Other synonyms: the index asks to be rebuilt.
+	b, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if needs, why := b.NeedsRebuild(); !needs || why != "synonyms changed" {
+		t.Errorf("reopened with the built-in thesaurus only: NeedsRebuild = %v %q, want true \"synonyms changed\"", needs, why)
+	}
+}
+
+func TestParseThesaurus(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     Thesaurus
+		err      string
+	}{
+		{"groups and comments", "# c\n\nbug, Defect ,issue\nmeeting,session\n", Thesaurus{{"bug", "defect", "issue"}, {"meeting", "session"}}, ""},
+		{"empty entries skipped", "a,,b,\n", Thesaurus{{"a", "b"}}, ""},
+		{"one word", "lonely\n", nil, "line 1: a group needs at least two words"},
+		{"phrase", "ok, fine\nwork package, wp\n", nil, `line 2: "work package" is not a single word`},
+		{"long line", strings.Repeat("a,", 3000), nil, "read thesaurus"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseThesaurus(strings.NewReader(tc.in))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+			for i := range got {
+				if !slices.Equal(got[i], tc.want[i]) {
+					t.Fatalf("got %q, want %q", got, tc.want)
+				}
+			}
+		})
+	}
+	if len(BuiltinThesaurus()) < 20 {
+		t.Errorf("built-in thesaurus has %d groups", len(BuiltinThesaurus()))
+	}
+}
+
+func FuzzParseThesaurus(f *testing.F) {
+	f.Add("bug, defect\nmeeting,session,call\n")
+	f.Add("# only a comment\n")
+	f.Add("a b, c\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		th, err := ParseThesaurus(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, g := range th {
+			if len(g) < 2 {
+				t.Fatalf("group %q has fewer than two words", g)
+			}
+			for _, w := range g {
+				if w == "" || strings.ContainsAny(w, " \t,") {
+					t.Fatalf("bad word %q in %q", w, g)
+				}
+			}
+		}
+	})
+}
