@@ -9,12 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/scorer"
 	"github.com/opsearch/opsearch/store"
-	"github.com/opsearch/opsearch/sync"
 )
 
 // Made-up words planted into a small generated data set; neither they nor
@@ -84,32 +82,6 @@ func plantedData(t *testing.T) (*optest.Dataset, map[string]scorer.Target) {
 	d.Projects[4].Description = "The " + plantProject + " programme."
 	want[plantProject] = scorer.Target{Type: "project", ID: d.Projects[4].ID}
 	return d, want
-}
-
-// syncAs syncs d as the user of key into a fresh store (the bleve-default
-// variant needs no opsearch index).
-func syncAs(t *testing.T, d *optest.Dataset, key string) *store.Store {
-	t.Helper()
-	_, url := optest.Start(t, d, optest.Options{})
-	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	idx, err := indexer.Open(filepath.Join(dir, "index"), indexer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { idx.Close() })
-	if _, err := sync.New(c, st, idx, sync.Options{}).Sync(context.Background()); err != nil {
-		t.Fatalf("sync: %v", err)
-	}
-	return st
 }
 
 // openDefault builds the bleve-default index of st, closed at cleanup.
@@ -207,7 +179,8 @@ func TestBleveDefault_Search(t *testing.T) {
 // work package, not bob's.
 func TestBleveDefault_OnlyTheUsersStore(t *testing.T) {
 	d, want := plantedData(t)
-	di := openDefault(t, syncAs(t, d, optest.AliceKey))
+	st, _ := syncAs(t, d, optest.AliceKey)
+	di := openDefault(t, st)
 	for _, tc := range []struct {
 		word string
 		want []scorer.Target

@@ -25,8 +25,14 @@ func goldenData() *optest.Dataset {
 // syncInto syncs d, as the admin, into a fresh store and index.
 func syncInto(t *testing.T, d *optest.Dataset) (*store.Store, *indexer.Bleve) {
 	t.Helper()
+	return syncAs(t, d, optest.AdminKey)
+}
+
+// syncAs syncs d, as the user with key, into a fresh store and index.
+func syncAs(t *testing.T, d *optest.Dataset, key string) (*store.Store, *indexer.Bleve) {
+	t.Helper()
 	_, url := optest.Start(t, d, optest.Options{})
-	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: optest.AdminKey})
+	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +49,10 @@ func syncInto(t *testing.T, d *optest.Dataset) (*store.Store, *indexer.Bleve) {
 	t.Cleanup(func() { idx.Close() })
 	if _, err := sync.New(c, st, idx, sync.Options{}).Sync(context.Background()); err != nil {
 		t.Fatalf("sync: %v", err)
+	}
+	// Reproducible figures: term statistics of live documents only.
+	if err := idx.Compact(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	return st, idx
 }

@@ -50,6 +50,11 @@ func runEval(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer u.Close()
+	// Merged first, so the figures do not depend on when background
+	// merges last ran (term statistics then count live documents only).
+	if err := u.Index.Compact(ctx); err != nil {
+		return err
+	}
 	rep, err := eval.Run(ctx, u.Store, u.Index, queries, eval.Options{Variants: variants, Detail: *detail})
 	if err != nil {
 		return err

@@ -48,7 +48,7 @@ func TestCommands_EvalExport(t *testing.T) {
 	if err := json.Unmarshal([]byte(runOK("eval", "--queries", queries, "--variants", variants, "--json", "--trec", trec)), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Variants) != 5 {
+	if len(rep.Variants) != len(eval.DefaultVariants())+2 {
 		t.Fatalf("got %d variants, want 5", len(rep.Variants))
 	}
 	raw := runOK("eval", "--queries", queries, "--json")
