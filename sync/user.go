@@ -138,6 +138,8 @@ type UserOptions struct {
 	LockTimeout time.Duration
 	// WorkerOptions configure the worker OpenUser creates.
 	WorkerOptions Options
+	// Thesaurus is the index's synonym groups (nil: the built-in ones).
+	Thesaurus indexer.Thesaurus
 	// RebuildProgress, if set, is called during a rebuild of the index from
 	// the store with the documents added so far and the total.
 	RebuildProgress func(done, total int)
@@ -384,7 +386,7 @@ func openDir(dir string, opts UserOptions) (*User, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	idx, err := indexer.Open(filepath.Join(dir, IndexDirName), indexer.Options{LockTimeout: opts.LockTimeout})
+	idx, err := indexer.Open(filepath.Join(dir, IndexDirName), indexer.Options{LockTimeout: opts.LockTimeout, Thesaurus: opts.Thesaurus})
 	if err != nil {
 		_ = st.Close()
 		if errors.Is(err, indexer.ErrLocked) {

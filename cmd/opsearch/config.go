@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/sync"
 )
 
 // connConfig is what every command that talks to OpenProject or opens a
@@ -19,6 +22,14 @@ type connConfig struct {
 	dataDir  string
 	timeout  time.Duration
 	readOnly bool
+	synonyms string
+	// thesaurus is the built-in synonyms plus the --synonyms file's.
+	thesaurus indexer.Thesaurus
+}
+
+// userOptions are the options every command opens a user's data with.
+func (c *connConfig) userOptions(e env) sync.UserOptions {
+	return sync.UserOptions{Logger: e.logger, Thesaurus: c.thesaurus, WorkerOptions: sync.Options{Logger: e.logger}}
 }
 
 // bindConn registers the shared flags with defaults from the environment.
@@ -30,6 +41,7 @@ func bindConn(fs *flag.FlagSet, e env) *connConfig {
 	fs.StringVar(&c.dataDir, "data-dir", e.getenv("OPSEARCH_DATA_DIR"), "where indexes are kept (env OPSEARCH_DATA_DIR; default $XDG_DATA_HOME/opsearch or ~/.local/share/opsearch)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "timeout of one OpenProject request")
 	fs.BoolVar(&c.readOnly, "read-only", envBool(e.getenv("OPENPROJECT_READ_ONLY")), "hide and refuse write tools (env OPENPROJECT_READ_ONLY=true|1|yes)")
+	fs.StringVar(&c.synonyms, "synonyms", e.getenv("OPSEARCH_SYNONYMS"), "a team's own synonym groups, one per line: \"word, word, word\" (env OPSEARCH_SYNONYMS; added to the built-in thesaurus; changing them rebuilds the index)")
 	return c
 }
 
@@ -57,6 +69,14 @@ func (c *connConfig) finish(e env, needKey bool) error {
 	}
 	if c.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, not %v", c.timeout)
+	}
+	c.thesaurus = indexer.BuiltinThesaurus()
+	if c.synonyms != "" {
+		extra, err := indexer.LoadThesaurus(c.synonyms)
+		if err != nil {
+			return fmt.Errorf("--synonyms: %w", err)
+		}
+		c.thesaurus = append(c.thesaurus, extra...)
 	}
 	return nil
 }

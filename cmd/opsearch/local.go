@@ -42,10 +42,9 @@ func runSync(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	prog := newProgress(e.stderr)
-	u, err := sync.OpenUser(ctx, conn.dataDir, client, sync.UserOptions{
-		Logger:        e.logger,
-		WorkerOptions: sync.Options{Logger: e.logger, Progress: func(k store.Kind, done, total int) { prog.update(string(k), done, total) }},
-	})
+	uo := conn.userOptions(e)
+	uo.WorkerOptions.Progress = func(k store.Kind, done, total int) { prog.update(string(k), done, total) }
+	u, err := sync.OpenUser(ctx, conn.dataDir, client, uo)
 	if err != nil {
 		return err
 	}
@@ -111,7 +110,7 @@ func printSyncReport(w io.Writer, rep sync.Report, dir string) {
 
 // openLocal opens the configured user's data without the network.
 func openLocal(ctx context.Context, e env, conn *connConfig, userID int64) (*sync.User, error) {
-	u, err := sync.OpenLocal(ctx, conn.dataDir, conn.baseURL, userID, sync.UserOptions{Logger: e.logger})
+	u, err := sync.OpenLocal(ctx, conn.dataDir, conn.baseURL, userID, conn.userOptions(e))
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,8 @@ func TestRun_Usage(t *testing.T) {
 		{[]string{"fakeop", "--addr", "not-an-address"}, 1, "listen on not-an-address"},
 		{[]string{"fakeop", "extra"}, 1, `unexpected argument "extra"`},
 		{[]string{"fakeop", "--no-such-flag"}, 1, "flag provided but not defined"},
+		{[]string{"search", "--synonyms", "/nonexistent/synonyms.txt", "x"}, 1, "--synonyms: open synonyms"},
+		{[]string{"search", "--synonyms", "testdata/bad-synonyms.txt", "x"}, 1, "thesaurus line 2: a group needs at least two words"},
 	}
 	t.Setenv("OPENPROJECT_BASE_URL", "")
 	t.Setenv("OPENPROJECT_API_KEY", "")

@@ -148,7 +148,7 @@ const (
 )
 
 func (o *opener) userOptions() sync.UserOptions {
-	return sync.UserOptions{Logger: o.e.logger, WorkerOptions: sync.Options{Logger: o.e.logger}}
+	return o.conn.userOptions(o.e)
 }
 
 // run opens the user, waits for a rebuild of the index if one runs, and

@@ -133,7 +133,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 			return &meteredUser{Attachment: attach(u), user: u, m: m, active: func() int { return mgr.ActiveUsers() }}
 		},
 		Schedule: spec, IdleTimeout: hf.idleTimeout, MaxUsers: hf.maxUsers, MaxConcurrentSyncs: hf.maxSyncs,
-		UserOptions: sync.UserOptions{Logger: e.logger, WorkerOptions: sync.Options{Logger: e.logger}},
+		UserOptions: conn.userOptions(e),
 		Logger:      e.logger,
 	})
 	if err != nil {
