@@ -181,7 +181,17 @@ func printResults(w io.Writer, resp search.Response) {
 		if r.Status != "" {
 			status = " · " + r.Status
 		}
-		fmt.Fprintf(w, "%2d. [%s #%d] %s%s%s  (score %.2f, %s)\n", i+1, r.Kind, r.ID, r.Title, project, status, r.Score, strings.Join(r.MatchedFields, ", "))
+		why := fmt.Sprintf("score %.2f", r.Score)
+		if len(r.MatchedWords) > 0 {
+			why += ", matched " + strings.Join(r.MatchedWords, " ")
+		}
+		if len(r.MatchedFields) > 0 {
+			why += " in " + strings.Join(r.MatchedFields, ", ")
+		}
+		if r.Match == search.MatchPartial {
+			why += ", partial"
+		}
+		fmt.Fprintf(w, "%2d. [%s #%d] %s%s%s  (%s)\n", i+1, r.Kind, r.ID, r.Title, project, status, why)
 		if r.Snippet != "" {
 			fmt.Fprintf(w, "    %s\n", oneLine(r.Snippet))
 		}
@@ -190,6 +200,9 @@ func printResults(w io.Writer, resp search.Response) {
 		}
 	}
 	fmt.Fprintf(w, "%d result(s) in %.1f ms\n", resp.Total, resp.TookMS)
+	if resp.Match == search.MatchPartial {
+		fmt.Fprintln(w, "only partial matches: each result holds little of the query, so nothing here may be what you are looking for")
+	}
 	if resp.Index.Note != "" {
 		fmt.Fprintf(w, "note: %s\n", resp.Index.Note)
 	}
