@@ -233,3 +233,26 @@ func FuzzParseThesaurus(f *testing.F) {
 		}
 	})
 }
+
+// TestTypoPrefersFrequentVariant: among typo variants equally close, the
+// most frequent are kept. The fuzzy dictionary reports no counts, so an
+// ordering by its count fell back to dictionary order and kept five rare
+// decoys instead of the word meant.
+func TestTypoPrefersFrequentVariant(t *testing.T) {
+	var docs []Document
+	for i, w := range []string{"budgac", "budgal", "budgan", "budgap", "budgas", "budgaz"} {
+		docs = append(docs, FromWikiPage(openproject.WikiPage{ID: int64(i + 1), Title: "Decoy " + w}))
+	}
+	for i := range 3 {
+		docs = append(docs, FromWorkPackage(openproject.WorkPackage{ID: int64(100 + i), Subject: "Quarterly budget review"}, nil))
+	}
+	b := openFilled(t, docs[:4])
+	// The rest in a second segment, as a sync adds them.
+	if err := b.Index(context.Background(), docs[4:]...); err != nil {
+		t.Fatal(err)
+	}
+	ids := search(t, b, SearchOptions{Query: "budgat"})
+	if len(ids) == 0 || !strings.HasPrefix(ids[0], "work_package:") {
+		t.Errorf("budgat: want a budget work package first, got %v", ids)
+	}
+}

@@ -3,6 +3,7 @@ package indexer
 import (
 	"cmp"
 	"context"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -89,7 +90,12 @@ func expandPrefix(idx bleve.Index, field, prefix string) []string {
 		}
 		all = append(all, tc{e.Term, e.Count})
 	}
-	slices.SortFunc(all, func(a, b tc) int { return cmp.Compare(b.n, a.n) })
+	slices.SortFunc(all, func(a, b tc) int {
+		if c := cmp.Compare(b.n, a.n); c != 0 {
+			return c
+		}
+		return strings.Compare(a.t, b.t) // the same every time
+	})
 	out := make([]string, 0, min(len(all), maxPrefixTerms))
 	for _, e := range all[:min(len(all), maxPrefixTerms)] {
 		out = append(out, e.t)
@@ -106,7 +112,12 @@ const maxFuzzyTerms = 5
 type variant struct {
 	term string
 	dist int
+	df   uint64
 }
+
+// maxFuzzyLookups bounds the typo variants whose document frequency is
+// looked up to rank them.
+const maxFuzzyLookups = 32
 
 // fuzzyVariants returns up to maxFuzzyTerms terms of field within n edits
 // of t (t excluded) that share its first fuzzyPrefix runes, closest and
@@ -125,31 +136,43 @@ func fuzzyVariants(r index.IndexReader, field, t string, n int) []variant {
 		return nil
 	}
 	defer func() { _ = d.Close() }()
-	var all []index.DictEntry
+	var all []variant
 	for range maxPrefixScan {
 		e, err := d.Next()
 		if err != nil || e == nil {
 			break
 		}
 		if e.Term != t {
-			all = append(all, *e)
+			dist := int(e.EditDistance)
+			if dist == 0 {
+				dist = 1 // not reported: assume one edit
+			}
+			all = append(all, variant{term: e.Term, dist: dist})
 		}
 	}
-	slices.SortFunc(all, func(a, b index.DictEntry) int {
-		if c := cmp.Compare(a.EditDistance, b.EditDistance); c != 0 {
+	// Closest first; among equally close, the most frequent. The fuzzy
+	// dictionary reports no counts (DictEntry.Count is 0), so document
+	// frequencies are looked up, for the closest few only.
+	slices.SortStableFunc(all, func(a, b variant) int { return cmp.Compare(a.dist, b.dist) })
+	all = all[:min(len(all), maxFuzzyLookups)]
+	for i := range all {
+		all[i].df = termDF(r, field, all[i].term)
+	}
+	slices.SortStableFunc(all, func(a, b variant) int {
+		if c := cmp.Compare(a.dist, b.dist); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.Count, a.Count)
-	})
-	out := make([]variant, 0, min(len(all), maxFuzzyTerms))
-	for _, e := range all[:min(len(all), maxFuzzyTerms)] {
-		dist := int(e.EditDistance)
-		if dist == 0 {
-			dist = 1 // not reported: assume one edit
+		if c := cmp.Compare(b.df, a.df); c != 0 {
+			return c
 		}
-		out = append(out, variant{e.Term, dist})
-	}
-	return out
+		return strings.Compare(a.term, b.term)
+	})
+	return all[:min(len(all), maxFuzzyTerms)]
+}
+
+// tfidfIDF is bleve's tf-idf inverse document frequency.
+func tfidfIDF(df, docs uint64) float64 {
+	return 1 + math.Log(float64(docs)/float64(df+1))
 }
 
 // synonymQuality is how much a synonym counts for the word it stands
@@ -520,19 +543,36 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 		if len(qs) == 0 && n > 0 && r != nil {
 			// Unknown as typed: its closest typo variants, of the stem
 			// and of the word as written (a typo can change the stem).
+			var vs []variant
 			for _, t := range []string{w.stems[0], w.exact} {
 				// The typo rule holds for the term compared: a short
 				// stem ("ice" of "icing") takes no typo.
 				for _, v := range fuzzyVariants(r, fieldAll, t, min(n, typos(utf8.RuneCountInString(t)))) {
-					if _, seen := pw.Forms[v.term]; seen {
-						continue
+					if !slices.ContainsFunc(vs, func(x variant) bool { return x.term == v.term }) {
+						vs = append(vs, v)
 					}
-					quality := 1 - 0.25*float64(v.dist)
-					qs = append(qs, term(v.term, fieldAll, quality))
-					title = append(title, term(v.term, fieldTitle, titleBoost*quality))
-					pw.Forms[v.term] = quality
-					pw.df = max(pw.df, df(v.term))
 				}
+			}
+			// The variants share one idf, their most frequent one's
+			// (Lucene's blended rewrite): otherwise the rarest look-alike
+			// of a typo, with the highest idf, would outrank the word
+			// meant (tf-idf weighs a term by idf², so the boost makes up
+			// the square). And each counts by how likely it is the word
+			// meant, its frequency relative to the most frequent variant
+			// (the noisy-channel prior of spelling correction).
+			var top uint64
+			for _, v := range vs {
+				top = max(top, v.df)
+			}
+			docs, _ := r.DocCount()
+			for _, v := range vs {
+				quality := 1 - 0.25*float64(v.dist)
+				blend := tfidfIDF(top, docs) / tfidfIDF(v.df, docs)
+				boost := quality * blend * blend * float64(v.df) / float64(max(top, 1))
+				qs = append(qs, term(v.term, fieldAll, boost))
+				title = append(title, term(v.term, fieldTitle, titleBoost*boost))
+				pw.Forms[v.term] = quality
+				pw.df = max(pw.df, v.df)
 			}
 		}
 	}
