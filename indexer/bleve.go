@@ -23,8 +23,9 @@ import (
 // MappingVersion identifies the index mapping and analysis. Bump it whenever
 // a field, analyzer or token filter changes: an index built with another
 // version is reported by NeedsRebuild and rebuilt from the store.
-// 2: no stored fields, status not indexed.
-const MappingVersion = 8
+// 2: no stored fields, status not indexed. 9: one catch-all field for
+// retrieval (with the kind noun and the thesaurus), tf-idf.
+const MappingVersion = 9
 
 // metaFile is the small file, inside the index directory, that records the
 // mapping version a complete build used. Rebuild writes it last, so a
@@ -616,9 +617,6 @@ const (
 	fieldAssigneeID  = "assignee_id"
 	fieldUpdated     = "updated"
 	fieldTitle       = "title"
-	fieldBody        = "body"
-	fieldComments    = "comments"
-	fieldAgenda      = "agenda"
 	fieldPeople      = "people"
 	fieldLocation    = "location"
 	fieldProjectName = "project_name"
@@ -631,20 +629,21 @@ const (
 // off (see highlight), so no field is stored. Status is not indexed: no
 // query filters on it.
 type bleveDoc struct {
-	Kind        string    `json:"kind"`
-	ProjectID   string    `json:"project_id,omitempty"`
-	Closed      bool      `json:"closed"`
-	Type        string    `json:"type,omitempty"`
-	AssigneeID  string    `json:"assignee_id,omitempty"`
-	Updated     time.Time `json:"updated,omitzero"`
-	Title       string    `json:"title"`
-	Body        string    `json:"body,omitempty"`
-	Comments    []string  `json:"comments,omitempty"`
-	Agenda      []string  `json:"agenda,omitempty"`
-	People      []string  `json:"people,omitempty"`
-	Location    string    `json:"location,omitempty"`
-	ProjectName string    `json:"project_name,omitempty"`
-	Identifiers []string  `json:"identifiers,omitempty"`
+	Kind       string    `json:"kind"`
+	ProjectID  string    `json:"project_id,omitempty"`
+	Closed     bool      `json:"closed"`
+	Type       string    `json:"type,omitempty"`
+	AssigneeID string    `json:"assignee_id,omitempty"`
+	Updated    time.Time `json:"updated,omitzero"`
+	Title      string    `json:"title"`
+	// Body, comments and agenda texts are indexed through All only.
+	Body        string   `json:"-"`
+	Comments    []string `json:"-"`
+	Agenda      []string `json:"-"`
+	People      []string `json:"people,omitempty"`
+	Location    string   `json:"location,omitempty"`
+	ProjectName string   `json:"project_name,omitempty"`
+	Identifiers []string `json:"identifiers,omitempty"`
 	// All is every text of the document in one field (Lucene's catch-all,
 	// bleve's _all): one term query per query word scores a word wherever
 	// it occurs, with one document frequency and one length norm.
@@ -760,17 +759,14 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm.AddFieldMappingsAt(fieldUpdated, updated)
 
 	dm.AddFieldMappingsAt(fieldTitle, text(fieldTitle, analyzerText, false, true))
-	// The long fields carry no term vectors: positions cost a fifth of the
-	// indexing time, and exact mode only needs the index to find documents
-	// holding every word as written; the scorer then checks the phrase
-	// against the stored entity (search.Engine with Exact).
-	dm.AddFieldMappingsAt(fieldBody, text(fieldBody, analyzerText, false, false))
-	dm.AddFieldMappingsAt(fieldComments, text(fieldComments, analyzerText, false, false))
-	dm.AddFieldMappingsAt(fieldAgenda, text(fieldAgenda, analyzerText, false, false))
 	dm.AddFieldMappingsAt(fieldPeople, text(fieldPeople, analyzerExact, false, true))
 	dm.AddFieldMappingsAt(fieldLocation, text(fieldLocation, analyzerExact, false, true))
 	dm.AddFieldMappingsAt(fieldProjectName, text(fieldProjectName, analyzerExact, false, true))
 	dm.AddFieldMappingsAt(fieldIdents, text(fieldIdents, analyzerIdent, false, false))
+	// The catch-all carries no term vectors: positions cost a fifth of
+	// the indexing time, and exact mode only needs the index to find
+	// documents holding every word as written; the scorer then checks the
+	// phrase against the stored entity (search.Engine with Exact).
 	all := text(fieldAll, analyzerText, false, false)
 	all.SynonymSource = synonymSource
 	dm.AddFieldMappingsAt(fieldAll, all)

@@ -55,8 +55,7 @@ type field struct {
 // Fields holding words as written, for identifiers, prefixes and exact
 // mode.
 var exactFields = [...]field{
-	{name: fieldTitle, boost: 3}, {name: fieldPeople, boost: 2}, {name: fieldAgenda, boost: 1.5, noPositions: true},
-	{name: fieldBody, boost: 1, noPositions: true}, {name: fieldComments, boost: 1, noPositions: true},
+	{name: fieldTitle, boost: 3}, {name: fieldPeople, boost: 2}, {name: fieldAll, boost: 1, noPositions: true},
 	{name: fieldLocation, boost: 1}, {name: fieldProjectName, boost: 0.5},
 }
 
@@ -288,7 +287,7 @@ func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) (*bleve.Search
 		req.SortBy([]string{"-_score", "_id"})
 		if highlight {
 			req.Highlight = bleve.NewHighlight()
-			req.Highlight.Fields = []string{fieldTitle, fieldBody, fieldComments, fieldAgenda}
+			req.Highlight.Fields = []string{fieldTitle, fieldAll}
 		}
 	}
 	return req, plan
