@@ -2,7 +2,6 @@ package eval
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -50,23 +49,7 @@ func TestDevsetMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got bytes.Buffer
-	if err := rep.WriteTable(&got, false); err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "devset.golden")
-	if *update {
-		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("dev-set metrics differ from %s (run with -update if the change is intended):\n--- got\n%s--- want\n%s", golden, got.Bytes(), want)
-	}
+	checkGolden(t, rep, "devset.golden")
 
 	op, _ := rep.Variant(VariantOpsearch)
 	base, _ := rep.Variant(VariantBleveDefault)

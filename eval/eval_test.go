@@ -57,6 +57,29 @@ func syncAs(t *testing.T, d *optest.Dataset, key string) (*store.Store, *indexer
 	return st, idx
 }
 
+// checkGolden compares rep's table (no timings) with testdata/name, or
+// rewrites it with -update.
+func checkGolden(t *testing.T, rep *Report, name string) {
+	t.Helper()
+	var got bytes.Buffer
+	if err := rep.WriteTable(&got, false); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("metrics differ from %s (run with -update if the change is intended):\n--- got\n%s--- want\n%s", golden, got.Bytes(), want)
+	}
+}
+
 // TestGoldenMetrics evaluates the generated query set on a fixed data set
 // and keeps the metrics in testdata/metrics.golden (rewrite with -update),
 // so any ranking change shows up as a reviewable diff. It also holds
@@ -72,23 +95,7 @@ func TestGoldenMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got bytes.Buffer
-	if err := rep.WriteTable(&got, false); err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "metrics.golden")
-	if *update {
-		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("metrics differ from %s (run with -update if the change is intended):\n--- got\n%s--- want\n%s", golden, got.Bytes(), want)
-	}
+	checkGolden(t, rep, "metrics.golden")
 	if testing.Verbose() && os.Getenv("EVAL_DETAIL") != "" {
 		_ = rep.WriteDetail(os.Stdout)
 	}

@@ -6,6 +6,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -571,10 +572,10 @@ func (e *Engine) rank(cands []*candidate, q Query) []ranked {
 	}
 	if e.opts.Ranker != RankIndex {
 		slices.SortStableFunc(out, func(a, b ranked) int {
-			if c := cmpDesc(quantize(a.res.Score), quantize(b.res.Score)); c != 0 {
+			if c := cmp.Compare(quantize(b.res.Score), quantize(a.res.Score)); c != 0 {
 				return c
 			}
-			if c := cmpDesc(a.evidence, b.evidence); c != 0 {
+			if c := cmp.Compare(b.evidence, a.evidence); c != 0 {
 				return c
 			}
 			if !e.opts.IgnoreRecency {
@@ -596,16 +597,6 @@ func (e *Engine) rank(cands []*candidate, q Query) []ranked {
 const scoreStep = 0.1
 
 func quantize(x float64) float64 { return math.Round(x / scoreStep) }
-
-func cmpDesc(a, b float64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
-}
 
 func (e *Engine) result(r ranked, q Query) Result {
 	c := r.c
