@@ -256,3 +256,36 @@ func TestTypoPrefersFrequentVariant(t *testing.T) {
 		t.Errorf("budgat: want a budget work package first, got %v", ids)
 	}
 }
+
+// TestNumbersNeverFuzzy: a number or a code with digits matches as
+// written, never by edit distance.
+func TestNumbersNeverFuzzy(t *testing.T) {
+	docs := []Document{
+		FromWorkPackage(openproject.WorkPackage{ID: 1, Subject: "Export fails", Description: "Same as REQ-24638 in the old tracker."}, nil),
+		FromWorkPackage(openproject.WorkPackage{ID: 2, Subject: "Import fails", Description: "Reported as REQ-21638."}, nil),
+		FromWorkPackage(openproject.WorkPackage{ID: 3, Subject: "Upgrade to v2.10.11"}, nil),
+	}
+	b := openFilled(t, docs)
+	for _, tc := range []struct {
+		q, number, want, not string
+	}{
+		{"REQ-21638", "21638", "work_package:2", "work_package:1"},
+		{"21638", "21638", "work_package:2", "work_package:1"},
+		{"24683", "24683", "", "work_package:1"}, // two digits swapped
+		{"v2.10.12", "v2.10.12", "", "work_package:3"},
+	} {
+		res, err := b.Search(context.Background(), SearchOptions{Query: tc.q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.want != "" && (len(res.Hits) == 0 || res.Hits[0].ID != tc.want) {
+			t.Errorf("%q: want %s first, got %v", tc.q, tc.want, res.Hits)
+		}
+		// The other item may share "REQ", never the number.
+		for _, h := range res.Hits {
+			if h.ID == tc.not && slices.Contains(h.MatchedWords, tc.number) {
+				t.Errorf("%q: %s matched %q by edit distance (coverage %.2f)", tc.q, h.ID, tc.number, h.Coverage)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
@@ -510,6 +511,11 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 		pw.df = df(w.exact)
 	default:
 		n := typos(utf8.RuneCountInString(w.raw))
+		if strings.ContainsFunc(w.raw, unicode.IsDigit) {
+			// Numbers and codes never match by edit distance: 21638 is
+			// not a typo of 24638 (REQ-21638 found REQ-24638).
+			n = 0
+		}
 		for _, st := range w.stems {
 			if len(st) < minStemLen && st != w.exact {
 				// Porter cuts some words to two letters ("icing" →
