@@ -317,6 +317,41 @@ func TestSearchTools_Valid(t *testing.T) {
 		}
 	})
 
+	// Following nextOffset walks every result once: no duplicate, no gap,
+	// as many as the exact total, past the re-ranked candidates and for
+	// queries of one word and of several.
+	t.Run("walk every page", func(t *testing.T) {
+		for _, query := range []string{"report", "release plan review"} {
+			for _, size := range []int{7, 20} {
+				seen := map[string]bool{}
+				total, pages := -1, 0
+				for offset := 1; offset > 0; pages++ {
+					a := callOK[answer](t, e.cs, "openproject_search", map[string]any{"query": query, "pageSize": size, "offset": offset})
+					if total < 0 {
+						total = a.Total
+					}
+					if a.Total != total || a.TotalIsLowerBound {
+						t.Fatalf("%q page %d: total %d (lower bound %v), first page said %d", query, offset, a.Total, a.TotalIsLowerBound, total)
+					}
+					for _, r := range a.Results {
+						k := fmt.Sprintf("%s:%d", r.Kind, r.ID)
+						if seen[k] {
+							t.Fatalf("%q size %d: %s again on page %d", query, size, k, offset)
+						}
+						seen[k] = true
+					}
+					if a.NextOffset == 0 && len(seen) < min(total, 1000) {
+						t.Fatalf("%q size %d: no nextOffset after %d of %d results", query, size, len(seen), total)
+					}
+					offset = a.NextOffset
+				}
+				if want := min(total, 1000); len(seen) != want || total <= 30 {
+					t.Errorf("%q size %d: walked %d results in %d pages, total %d (want all, and more than the 30 re-ranked)", query, size, len(seen), pages, total)
+				}
+			}
+		}
+	})
+
 	t.Run("work packages by comment and status", func(t *testing.T) {
 		var wp openproject.WorkPackage
 		var comment string

@@ -431,7 +431,11 @@ func (s *Server) search(ctx context.Context, tool string, q search.Query, projec
 		TotalIsLowerBound: resp.TotalIsLowerBound, Offset: resp.Page, PageSize: resp.PageSize,
 		Index: indexState(resp.Index, kinds), Note: note, TookMS: resp.TookMS,
 	}
-	if resp.Page*resp.PageSize < resp.Total && resp.Page*resp.PageSize < maxResultWindow {
+	// Another page exists when the total says so, or, where the total is
+	// only a lower bound (a status filter, exact mode), when this page is
+	// full.
+	more := resp.Page*resp.PageSize < resp.Total || resp.TotalIsLowerBound && len(resp.Results) == resp.PageSize
+	if more && resp.Page*resp.PageSize < maxResultWindow {
 		ans.NextOffset = resp.Page + 1
 	}
 	return nil, ans, nil

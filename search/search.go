@@ -283,7 +283,18 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("search index: %w", err)
 	}
-	cands, err := e.hydrate(ctx, res.Hits)
+	// The first Candidates hits are re-ranked; the rest keep the index's
+	// order behind them. The re-ranked set is the same whichever page is
+	// asked for, so paging walks every result once, in one order.
+	from := (q.Page - 1) * q.PageSize
+	head := res.Hits[:min(len(res.Hits), e.opts.Candidates)]
+	filtered := len(q.Statuses) > 0 || q.Exact
+	if filtered {
+		// A status filter, or exact mode's phrase check, drops hits only
+		// the stored text can judge: every examined hit is loaded.
+		head = res.Hits
+	}
+	cands, err := e.hydrate(ctx, head)
 	if err != nil {
 		return Response{}, err
 	}
@@ -291,15 +302,36 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return !hasStatus(c.wp, q.Statuses) })
 	}
 	ranked := e.rank(cands, q)
-	resp.Total = len(ranked)
 	resp.Match = MatchNone
 	for _, r := range ranked {
 		if resp.Match = r.match; resp.Match == MatchGood {
 			break
 		}
 	}
-	resp.TotalIsLowerBound = res.Total > uint64(len(res.Hits))
-	from := (q.Page - 1) * q.PageSize
+	if filtered {
+		// Only what was examined is known to pass.
+		resp.Total = len(ranked)
+		resp.TotalIsLowerBound = res.Total > uint64(len(res.Hits))
+	} else {
+		resp.Total = int(res.Total) - (len(head) - len(cands)) // less entities gone from the store
+		if end := from + q.PageSize; end > len(ranked) && len(res.Hits) > len(head) {
+			// The page reaches past the re-ranked head: the tail in
+			// index order.
+			tail := res.Hits[len(head):min(len(res.Hits), end-len(ranked)+len(head))]
+			if skip := from - len(ranked); skip > 0 {
+				tail = tail[min(skip, len(tail)):]
+			}
+			tc, err := e.hydrate(ctx, tail)
+			if err != nil {
+				return Response{}, err
+			}
+			if from > len(ranked) {
+				// The page starts in the tail: nothing of the head.
+				from = len(ranked)
+			}
+			ranked = append(ranked, e.inOrder(tc, q)...)
+		}
+	}
 	if from < len(ranked) {
 		for _, r := range ranked[from:min(len(ranked), from+q.PageSize)] {
 			resp.Results = append(resp.Results, e.result(r, q))
@@ -587,6 +619,23 @@ func (e *Engine) rank(cands []*candidate, q Query) []ranked {
 			}
 			return scorer.CompareIDs(a.c.hit.ID, b.c.hit.ID)
 		})
+	}
+	return out
+}
+
+// inOrder ranks cands for their snippets and fields but keeps their order
+// (the index's, past the re-ranked head).
+func (e *Engine) inOrder(cands []*candidate, q Query) []ranked {
+	rs := e.rank(cands, q)
+	byID := make(map[string]ranked, len(rs))
+	for _, r := range rs {
+		byID[r.c.hit.ID] = r
+	}
+	out := make([]ranked, 0, len(cands))
+	for _, c := range cands {
+		if r, ok := byID[c.hit.ID]; ok {
+			out = append(out, r)
+		}
 	}
 	return out
 }

@@ -199,7 +199,11 @@ func printResults(w io.Writer, resp search.Response) {
 			fmt.Fprintf(w, "    %s\n", r.URL)
 		}
 	}
-	fmt.Fprintf(w, "%d result(s) in %.1f ms\n", resp.Total, resp.TookMS)
+	more := ""
+	if resp.TotalIsLowerBound {
+		more = " or more"
+	}
+	fmt.Fprintf(w, "%d of %d%s result(s) in %.1f ms\n", len(resp.Results), resp.Total, more, resp.TookMS)
 	if resp.Match == search.MatchPartial {
 		fmt.Fprintln(w, "only partial matches: each result holds little of the query, so nothing here may be what you are looking for")
 	}
