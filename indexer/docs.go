@@ -29,7 +29,7 @@ func FromWorkPackage(wp openproject.WorkPackage, acts []openproject.Activity) Do
 	d := Document{
 		ID: DocID(KindWorkPackage, wp.ID), Kind: KindWorkPackage, EntityID: wp.ID,
 		ProjectID: wp.Project.ID, ProjectName: wp.Project.Title,
-		Title: wp.Subject, Body: wp.Description,
+		Title: wp.Subject, Body: openproject.PlainText(wp.Description),
 		Identifiers: []string{"#" + strconv.FormatInt(wp.ID, 10)},
 		Type:        wp.Type.Title, Status: wp.Status.Title, Closed: wp.Closed,
 		Author: wp.Author.Title, UpdatedAt: wp.UpdatedAt,
@@ -44,7 +44,7 @@ func FromWorkPackage(wp openproject.WorkPackage, acts []openproject.Activity) Do
 		if !a.IsComment() {
 			continue
 		}
-		c := a.Comment
+		c := openproject.PlainText(a.Comment)
 		if a.User.Title != "" {
 			c = a.User.Title + ": " + c
 		}
@@ -59,7 +59,7 @@ func FromWikiPage(p openproject.WikiPage) Document {
 	d := Document{
 		ID: DocID(KindWikiPage, p.ID), Kind: KindWikiPage, EntityID: p.ID,
 		ProjectID: p.Project.ID, ProjectName: p.Project.Title,
-		Title: p.Title, Body: p.Text, UpdatedAt: p.UpdatedAt,
+		Title: p.Title, Body: openproject.PlainText(p.Text), UpdatedAt: p.UpdatedAt,
 	}
 	if p.Slug != "" {
 		d.Identifiers = []string{p.Slug}
@@ -82,10 +82,10 @@ func FromMeeting(m openproject.Meeting) Document {
 		}
 	}
 	for _, it := range m.AgendaItems {
-		at := AgendaText{ID: it.ID, Title: it.Title, Notes: it.Notes}
+		at := AgendaText{ID: it.ID, Title: it.Title, Notes: openproject.PlainText(it.Notes)}
 		for _, o := range it.Outcomes {
 			if o.Notes != "" {
-				at.Outcomes = append(at.Outcomes, o.Notes)
+				at.Outcomes = append(at.Outcomes, openproject.PlainText(o.Notes))
 			}
 		}
 		d.Agenda = append(d.Agenda, at)
@@ -98,7 +98,7 @@ func FromProject(p openproject.Project) Document {
 	return Document{
 		ID: DocID(KindProject, p.ID), Kind: KindProject, EntityID: p.ID,
 		ProjectID: p.ID, ProjectName: p.Name,
-		Title: p.Name, Body: p.Description, Identifiers: []string{p.Identifier},
+		Title: p.Name, Body: openproject.PlainText(p.Description), Identifiers: []string{p.Identifier},
 		UpdatedAt: p.UpdatedAt,
 	}
 }

@@ -435,21 +435,21 @@ func recordOf(c *candidate) scorer.Record {
 		comments := make([]string, 0, len(c.acts))
 		for _, a := range c.acts {
 			if a.IsComment() {
-				comments = append(comments, a.Comment)
+				comments = append(comments, openproject.PlainText(a.Comment))
 			}
 		}
 		r.Updated = wp.UpdatedAt
 		r.Fields = []scorer.Field{
 			{Name: "subject", Weight: 3, Values: []string{wp.Subject}},
 			{Name: "id", Weight: 3, Values: ids},
-			{Name: "description", Weight: 1, Values: []string{wp.Description}},
+			{Name: "description", Weight: 1, Values: []string{openproject.PlainText(wp.Description)}},
 			{Name: "comments", Weight: 1, Values: comments},
 		}
 	case c.wiki != nil:
 		r.Updated = c.wiki.UpdatedAt
 		r.Fields = []scorer.Field{
 			{Name: "title", Weight: 3, Values: []string{c.wiki.Title}},
-			{Name: "text", Weight: 1, Values: []string{c.wiki.Text}},
+			{Name: "text", Weight: 1, Values: []string{openproject.PlainText(c.wiki.Text)}},
 		}
 	case c.meeting != nil:
 		m := c.meeting
@@ -457,10 +457,10 @@ func recordOf(c *candidate) scorer.Record {
 		for _, it := range m.AgendaItems {
 			titles = append(titles, it.Title)
 			if it.Notes != "" {
-				notes = append(notes, it.Notes)
+				notes = append(notes, openproject.PlainText(it.Notes))
 			}
 			for _, o := range it.Outcomes {
-				outcomes = append(outcomes, o.Notes)
+				outcomes = append(outcomes, openproject.PlainText(o.Notes))
 			}
 		}
 		for _, p := range m.Participants {
@@ -483,7 +483,7 @@ func recordOf(c *candidate) scorer.Record {
 		r.Fields = []scorer.Field{
 			{Name: "name", Weight: 3, Values: []string{p.Name}},
 			{Name: "identifier", Weight: 3, Values: []string{p.Identifier}},
-			{Name: "description", Weight: 1, Values: []string{p.Description}},
+			{Name: "description", Weight: 1, Values: []string{openproject.PlainText(p.Description)}},
 		}
 	}
 	return r
@@ -732,11 +732,11 @@ func matchedAgenda(m *openproject.Meeting, q Query, p scorer.Params) []AgendaMat
 	for i, it := range m.AgendaItems {
 		var outcomes []string
 		for _, o := range it.Outcomes {
-			outcomes = append(outcomes, o.Notes)
+			outcomes = append(outcomes, openproject.PlainText(o.Notes))
 		}
 		recs[i] = scorer.Record{ID: "agenda_item:" + strconv.FormatInt(it.ID, 10), Fields: []scorer.Field{
 			{Name: "title", Weight: 2, Values: []string{it.Title}},
-			{Name: "notes", Weight: 1.5, Values: []string{it.Notes}},
+			{Name: "notes", Weight: 1.5, Values: []string{openproject.PlainText(it.Notes)}},
 			{Name: "outcomes", Weight: 1.5, Values: outcomes},
 		}}
 	}
