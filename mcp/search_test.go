@@ -177,6 +177,10 @@ type answer struct {
 		} `json:"matchedAgendaItems"`
 	} `json:"results"`
 	Index struct {
+		User *struct {
+			ID    int64  `json:"id"`
+			Login string `json:"login"`
+		} `json:"user"`
 		Ready    bool   `json:"ready"`
 		Complete bool   `json:"complete"`
 		Note     string `json:"note"`

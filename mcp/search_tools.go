@@ -166,6 +166,8 @@ type searchAnswer struct {
 
 // answerIndex is the index state as far as the searched kinds go.
 type answerIndex struct {
+	// User is whose index answered (id and login as OpenProject has them).
+	User       *search.Owner         `json:"user,omitempty"`
 	Ready      bool                  `json:"ready"`
 	Complete   bool                  `json:"complete"`
 	Rebuilding bool                  `json:"rebuilding,omitempty"`
@@ -398,10 +400,14 @@ func parsePaging(mode string, offset, pageSize int) (search.Query, error) {
 // identifier is resolved from the index's own projects.
 func (s *Server) search(ctx context.Context, tool string, q search.Query, project searchProject, note string) (*sdk.CallToolResult, any, error) {
 	sr, err := s.idx.Searcher()
-	if errors.Is(err, ErrIndexNotReady) {
-		return nil, notReadyAnswer(q, note), nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrIndexNotReady):
+		return nil, notReadyAnswer(q, note, notReadyNote), nil
+	case errors.Is(err, sync.ErrKeyNotVerified):
+		// Not an error the agent can fix: the index exists but is not
+		// this key's until OpenProject says so.
+		return nil, notReadyAnswer(q, note, sync.ErrKeyNotVerified.Error()+"; nothing can be concluded from this empty answer. The list_* tools read OpenProject directly"), nil
+	case err != nil:
 		return nil, nil, s.failOpen(ctx, tool, err)
 	}
 	if project.set {
@@ -417,7 +423,7 @@ func (s *Server) search(ctx context.Context, tool string, q search.Query, projec
 		s.opts.ObserveSearch(time.Since(start), tool)
 	}
 	if errors.Is(err, ErrIndexNotReady) {
-		return nil, notReadyAnswer(q, note), nil
+		return nil, notReadyAnswer(q, note, notReadyNote), nil
 	}
 	if err != nil {
 		return nil, nil, s.fail(ctx, tool, err)
@@ -476,21 +482,21 @@ func (s *Server) failOpen(ctx context.Context, tool string, err error) error {
 
 const notReadyNote = "the local index is still being opened or built (first start, or a rebuild): nothing can be concluded from this empty answer. Try again shortly, or use the list_* tools, which read OpenProject directly"
 
-func notReadyAnswer(q search.Query, note string) *searchAnswer {
+func notReadyAnswer(q search.Query, note, why string) *searchAnswer {
 	mode := "fuzzy"
 	if q.Exact {
 		mode = "exact"
 	}
 	return &searchAnswer{
 		Query: q.Text, MatchMode: mode, Results: []search.Result{}, Offset: q.Page, PageSize: q.PageSize,
-		Index: answerIndex{Ready: false, Note: notReadyNote}, Note: note,
+		Index: answerIndex{Ready: false, Note: why}, Note: note,
 	}
 }
 
 // indexState narrows the freshness to the searched kinds and says, in one
 // note, what an agent must know before trusting an empty or short answer.
 func indexState(f search.Freshness, kinds []indexer.Kind) answerIndex {
-	out := answerIndex{Ready: true, Complete: true, Rebuilding: f.Rebuilding, Kinds: map[string]answerKind{}}
+	out := answerIndex{User: f.Owner, Ready: true, Complete: true, Rebuilding: f.Rebuilding, Kinds: map[string]answerKind{}}
 	var incomplete, failed []string
 	for _, k := range kinds {
 		kf := f.Kinds[string(storeKindOf[k])]

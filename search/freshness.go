@@ -21,6 +21,16 @@ type Freshness struct {
 	Rebuilding bool                     `json:"rebuilding,omitempty"`
 	Note       string                   `json:"note,omitempty"`
 	Kinds      map[string]KindFreshness `json:"kinds"`
+	// Owner is whose index answered: the OpenProject user the store
+	// belongs to (absent before the store knows it).
+	Owner *Owner `json:"owner,omitempty"`
+}
+
+// Owner names the user an index belongs to.
+type Owner struct {
+	UserID int64  `json:"id"`
+	Login  string `json:"login,omitempty"`
+	Name   string `json:"name,omitempty"`
 }
 
 // KindFreshness is one kind's sync and index state.
@@ -78,6 +88,11 @@ func freshness(ctx context.Context, st *store.Store, count func(ctx context.Cont
 		return Freshness{}, fmt.Errorf("count index: %w", err)
 	}
 	f := Freshness{Complete: true, Kinds: map[string]KindFreshness{}}
+	if id, found, err := st.Identity(); err != nil {
+		return Freshness{}, fmt.Errorf("read identity: %w", err)
+	} else if found {
+		f.Owner = &Owner{UserID: id.UserID, Login: id.Login, Name: id.Name}
+	}
 	var incomplete []string
 	for _, k := range store.Kinds() {
 		s := states[k]

@@ -127,6 +127,12 @@ func (e *ChooseUserError) Error() string {
 // Is makes errors.Is(err, ErrNoLocalUser) true.
 func (e *ChooseUserError) Is(target error) bool { return target == ErrNoLocalUser }
 
+// ErrKeyNotVerified reports a local index that waits for OpenProject to
+// confirm whose API key this is: the key is not one the store remembers
+// for its user (store.Store.RememberKey), so the index does not answer
+// for it offline.
+var ErrKeyNotVerified = errors.New("the API key is not yet verified for the local index: OpenProject has not confirmed whose key it is (it may be unreachable); searches answer once it has")
+
 // UserOptions configure OpenUser and OpenLocal.
 type UserOptions struct {
 	// Logger receives the rebuild's and (unless WorkerOptions.Logger is
@@ -371,6 +377,40 @@ func findLocalUser(dataDir, baseURL string, userID int64) (LocalUser, error) {
 		return LocalUser{}, &ChooseUserError{DataDir: dataDir, BaseURL: baseURL, UserID: userID, Candidates: match}
 	}
 	return match[0], nil
+}
+
+// LocalUserForKey returns the local user of baseURL's instance whose
+// store remembers key (store.Store.KeyVerified: OpenProject confirmed the
+// key for that user before), or 0 when none does. It reads only the
+// stores, each briefly; with it a data directory holding several users
+// serves the key's own index while OpenProject cannot be asked.
+func LocalUserForKey(dataDir, baseURL, key string, opts UserOptions) (int64, error) {
+	inst, err := store.InstanceName(baseURL)
+	if err != nil {
+		return 0, fmt.Errorf("find the key's local user: %w", err)
+	}
+	all, err := LocalUsers(dataDir)
+	if err != nil {
+		return 0, err
+	}
+	for _, lu := range all {
+		if lu.Instance != inst {
+			continue
+		}
+		st, err := store.Open(lu.Dir, store.Options{LockTimeout: opts.LockTimeout})
+		if errors.Is(err, store.ErrLocked) {
+			return 0, &LockedError{Dir: lu.Dir, Err: err}
+		}
+		if err != nil {
+			continue // a damaged store is nobody's yet
+		}
+		ok, err := st.KeyVerified(key)
+		_ = st.Close()
+		if err == nil && ok {
+			return lu.UserID, nil
+		}
+	}
+	return 0, nil
 }
 
 // openDir opens store and index in dir.

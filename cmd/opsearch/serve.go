@@ -191,6 +191,9 @@ func (o *opener) open(ctx context.Context) *sync.User {
 	for attempt := 0; ; attempt++ {
 		u, err := sync.OpenUser(ctx, o.conn.dataDir, o.client, o.userOptions())
 		if err == nil {
+			if err := u.Store.RememberKey(o.conn.apiKey); err != nil {
+				o.log.Warn("cannot remember the key for offline use", "error", err)
+			}
 			o.idx.SetUser(u)
 			o.log.Info("index open", "user_id", u.Identity.UserID, "login", u.Identity.Login, "dir", u.Dir)
 			return u
@@ -218,9 +221,15 @@ func (o *opener) open(ctx context.Context) *sync.User {
 // caller then opens the key's user), or when ctx ended.
 func (o *opener) openLocal(ctx context.Context) *sync.User {
 	var u *sync.User
+	var keyUser int64
 	for attempt := 0; u == nil; attempt++ {
+		// The user whose store remembers this key, if any; otherwise
+		// the one local user, which waits for OpenProject.
 		var err error
-		u, err = sync.OpenLocal(ctx, o.conn.dataDir, o.conn.baseURL, 0, o.userOptions())
+		keyUser, err = sync.LocalUserForKey(o.conn.dataDir, o.conn.baseURL, o.conn.apiKey, o.userOptions())
+		if err == nil {
+			u, err = sync.OpenLocal(ctx, o.conn.dataDir, o.conn.baseURL, keyUser, o.userOptions())
+		}
 		switch {
 		case err == nil:
 		case errors.Is(err, sync.ErrNoLocalUser) || ctx.Err() != nil:
@@ -238,31 +247,70 @@ func (o *opener) openLocal(ctx context.Context) *sync.User {
 			return nil
 		}
 	}
-	o.idx.SetUser(u)
-	o.log.Info("local index open", "user_id", u.Identity.UserID, "dir", u.Dir)
+	// The index answers before OpenProject confirms the key only if
+	// OpenProject confirmed this very key for this user before (the
+	// store keeps a slow salted verifier, never the key): another key on
+	// the same data directory waits for /users/me.
+	verified := keyUser != 0
+	publish := func() {
+		o.idx.SetUser(u)
+		o.log.Info("local index open", "user_id", u.Identity.UserID, "login", u.Identity.Login, "dir", u.Dir, "key_verified_offline", verified)
+	}
+	if verified {
+		publish()
+	} else {
+		o.idx.SetOpenError(sync.ErrKeyNotVerified)
+	}
+	drop := func() {
+		if verified {
+			o.closeUser()
+		} else if err := u.Close(); err != nil {
+			o.log.Error("close local index", "error", err)
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		me, err := o.client.Me(ctx)
 		switch {
 		case err == nil && me.ID == u.Identity.UserID:
+			if err := u.Store.RememberKey(o.conn.apiKey); err != nil {
+				o.log.Warn("cannot remember the key for offline use", "error", err)
+			}
+			if !verified {
+				publish()
+			}
 			o.idx.SetWorker(sync.New(o.client, u.Store, u.Index, o.userOptions().WorkerOptions))
 			return u
 		case err == nil:
 			o.log.Info("the API key belongs to another user than the local index; opening theirs", "local_user", u.Identity.UserID, "key_user", me.ID)
-			o.closeUser()
+			drop()
 			return nil
 		case ctx.Err() != nil:
+			if !verified {
+				_ = u.Close()
+			}
 			return nil
 		case !o.retryable(err):
 			// A rejected key must not keep serving the data it was
-			// trusted with.
-			o.closeUser()
+			// trusted with, and no remembered key is trusted offline
+			// until OpenProject confirms one again.
+			if err := u.Store.ForgetKeys(); err != nil {
+				o.log.Error("forget the remembered keys", "error", err)
+			}
+			drop()
 			o.idx.SetOpenError(err)
 			o.log.Error("OpenProject rejected the API key; search tools will report this", "error", err)
 			return nil
 		}
 		d := o.retryPause(err, attempt)
-		o.log.Warn("cannot reach OpenProject; searching the local index meanwhile", "error", err, "retry_in", d)
+		if verified {
+			o.log.Warn("cannot reach OpenProject; searching the local index meanwhile", "error", err, "retry_in", d)
+		} else {
+			o.log.Warn("cannot reach OpenProject; the local index waits until it confirms the key", "error", err, "retry_in", d)
+		}
 		if !sleepCtx(ctx, d) {
+			if !verified {
+				_ = u.Close()
+			}
 			return nil
 		}
 	}
