@@ -18,6 +18,7 @@ import (
 
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/sync"
+	"golang.org/x/sync/singleflight"
 )
 
 // DefaultMaxBodyBytes is the request body limit of the HTTP server.
@@ -56,6 +57,12 @@ type HTTPOptions struct {
 	ObserveSearch func(d time.Duration, tool string)
 	// Version is reported to MCP clients.
 	Version string
+	// Probe tells /health whether OpenProject answers; nil probes
+	// BaseURL's API root without a key (openproject.Probe).
+	Probe func(ctx context.Context) error
+	// ProbeEvery is how long /health reuses a probe's result (default
+	// 10s), so frequent health checks cost OpenProject little.
+	ProbeEvery time.Duration
 }
 
 // HTTPAttach returns the sync.ManagerOptions.Attach for NewHTTPHandler:
@@ -191,6 +198,13 @@ type httpHandler struct {
 
 	sseMu       gosync.Mutex
 	sseSessions map[string]int64 // legacy SSE session id -> user id
+
+	// upstream caches the last reachability probe of OpenProject for
+	// /health; probes share one request (probeFlight).
+	probeFlight singleflight.Group
+	upstreamMu  gosync.Mutex
+	upstreamAt  time.Time
+	upstreamErr error
 
 	mux *http.ServeMux
 }
@@ -626,12 +640,66 @@ func (h *httpHandler) sseMessage(w http.ResponseWriter, r *http.Request) {
 	h.sse.ServeHTTP(w, r2)
 }
 
-// health answers GET /health: no auth, no user data.
+// Upstream probes of /health: a result is reused for probeTTL, and a
+// probe waits at most probeTimeout.
+const (
+	probeTTL     = 10 * time.Second
+	probeTimeout = 5 * time.Second
+)
+
+// upstream returns whether OpenProject answers, probing at most once per
+// probeTTL however often /health is asked.
+func (h *httpHandler) upstream(ctx context.Context) (time.Time, error) {
+	h.upstreamMu.Lock()
+	err, at := h.upstreamErr, h.upstreamAt
+	h.upstreamMu.Unlock()
+	ttl := h.opts.ProbeEvery
+	if ttl <= 0 {
+		ttl = probeTTL
+	}
+	if !at.IsZero() && time.Since(at) < ttl {
+		return at, err
+	}
+	v, _, _ := h.probeFlight.Do("probe", func() (any, error) {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+		defer cancel()
+		probe := h.opts.Probe
+		if probe == nil {
+			probe = func(ctx context.Context) error { return openproject.Probe(ctx, nil, h.opts.BaseURL) }
+		}
+		err := probe(pctx)
+		now := time.Now()
+		h.upstreamMu.Lock()
+		h.upstreamErr, h.upstreamAt = err, now
+		h.upstreamMu.Unlock()
+		return [2]any{err, now}, nil
+	})
+	r := v.([2]any)
+	err, _ = r[0].(error)
+	return r[1].(time.Time), err
+}
+
+// health answers GET /health: no auth, no user data. status is "ok", or
+// "degraded" with the reason while OpenProject does not answer (searches
+// still answer from the local indexes; live tools and syncs fail). It
+// stays HTTP 200 either way: the process itself is healthy, and
+// restarting it would not bring OpenProject back.
 func (h *httpHandler) health(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	out := map[string]any{
 		"status": "ok", "mode": "http", "openproject": h.opts.BaseURL,
 		"readOnly": h.opts.ReadOnly, "activeUsers": h.mgr.ActiveUsers(),
-	})
+	}
+	if h.opts.BaseURL != "" || h.opts.Probe != nil {
+		at, err := h.upstream(r.Context())
+		up := map[string]any{"reachable": err == nil, "checkedAt": at.UTC().Format(time.RFC3339)}
+		if err != nil {
+			out["status"] = "degraded"
+			out["reason"] = "OpenProject does not answer: " + err.Error()
+			up["error"] = err.Error()
+		}
+		out["upstream"] = up
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -52,6 +52,8 @@ type httpEnvOpts struct {
 	dataDir   string
 	origins   []string
 	maxUsers  int
+	// probeEvery is HTTPOptions.ProbeEvery (0: the default).
+	probeEvery time.Duration
 }
 
 func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
@@ -84,7 +86,7 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 	}
 	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
 		BaseURL: base, ServerKey: o.serverKey, ReadOnly: o.readOnly, Logger: logger, Manager: mgr,
-		AllowedOrigins: o.origins,
+		AllowedOrigins: o.origins, ProbeEvery: o.probeEvery,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -590,6 +592,41 @@ func TestHTTPOriginAndHost(t *testing.T) {
 	_ = resp.Body.Close()
 	if h["status"] != "ok" || h["mode"] != "http" {
 		t.Errorf("health: %v", h)
+	}
+}
+
+// TestHTTPHealthUpstream: /health says "degraded", with the reason,
+// while OpenProject does not answer, and "ok" again once it does; no key
+// needed, no user data shown.
+func TestHTTPHealthUpstream(t *testing.T) {
+	e := newHTTPEnv(t, httpEnvOpts{probeEvery: time.Nanosecond})
+	health := func() map[string]any {
+		t.Helper()
+		resp, err := http.Get(e.ts.URL + "/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("health: HTTP %d", resp.StatusCode)
+		}
+		var h map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	if h := health(); h["status"] != "ok" || h["upstream"].(map[string]any)["reachable"] != true {
+		t.Errorf("OpenProject up: %v", h)
+	}
+	e.op.SetFaults(optest.Faults{FailNext: 1 << 30, FailStatus: 503})
+	h := health()
+	if reason, _ := h["reason"].(string); h["status"] != "degraded" || !strings.Contains(reason, "503") || h["upstream"].(map[string]any)["reachable"] != false {
+		t.Errorf("OpenProject failing: %v", h)
+	}
+	e.op.SetFaults(optest.Faults{})
+	if h := health(); h["status"] != "ok" {
+		t.Errorf("OpenProject back: %v", h)
 	}
 }
 
