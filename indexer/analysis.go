@@ -7,9 +7,10 @@ import (
 
 	porterstemmer "github.com/blevesearch/go-porterstemmer"
 
+	"github.com/opsearch/opsearch/fold"
+
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
-	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/porter"
@@ -224,17 +225,16 @@ func mayBeIdentifier(w []byte) bool {
 	return false
 }
 
-// foldFilter folds diacritics and ligatures to ASCII ("müller" → "muller",
-// "straße" → "strasse") on the term only, so token offsets keep pointing at
-// the original text and highlighting stays aligned (bleve's asciifolding is
-// a char filter, which would shift offsets).
+// foldFilter folds terms with fold, the one fold the scorer and the fake
+// use too ("müller" → "muller", "straße" → "strasse", "αθήνα" → "αθηνα",
+// "йошкар" → "иошкар"), on the term only, so token offsets keep pointing
+// at the original text and highlighting stays aligned.
 type foldFilter struct{}
 
 func (foldFilter) Filter(in analysis.TokenStream) analysis.TokenStream {
-	f := asciifolding.New()
 	for _, t := range in {
 		if !isASCII(t.Term) {
-			t.Term = f.Filter(t.Term)
+			t.Term = fold.Append(t.Term[:0:0], string(t.Term))
 		}
 	}
 	return in

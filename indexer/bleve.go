@@ -25,8 +25,9 @@ import (
 // version is reported by NeedsRebuild and rebuilt from the store.
 // 2: no stored fields, status not indexed. 9: one catch-all field for
 // retrieval (with the kind noun and the thesaurus), tf-idf. 10: formattable
-// text indexed as plain text (openproject.PlainText).
-const MappingVersion = 10
+// text indexed as plain text (openproject.PlainText). 11: package fold
+// instead of bleve's asciifolding (Greek and Cyrillic marks too).
+const MappingVersion = 11
 
 // metaFile is the small file, inside the index directory, that records the
 // mapping version a complete build used. Rebuild writes it last, so a

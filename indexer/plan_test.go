@@ -289,3 +289,26 @@ func TestNumbersNeverFuzzy(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldGreekCyrillic: the index folds with package fold, as the scorer
+// does, so accents of every script are ignored in both modes (bleve's
+// asciifolding left "Αθήνα" and "Йошкар" alone).
+func TestFoldGreekCyrillic(t *testing.T) {
+	docs := []Document{
+		FromWikiPage(openproject.WikiPage{ID: 1, Title: "Αθήνα office", Text: "Opening hours."}),
+		FromWikiPage(openproject.WikiPage{ID: 2, Title: "Йошкар-Ола branch", Text: "Contacts."}),
+		FromWikiPage(openproject.WikiPage{ID: 3, Title: "Straße und Łódź", Text: "Notes."}),
+	}
+	b := openFilled(t, docs)
+	for _, tc := range []struct{ q, want string }{
+		{"αθηνα", "wiki_page:1"}, {"ΑΘΗΝΑ", "wiki_page:1"}, {"иошкар", "wiki_page:2"}, {"йошкар", "wiki_page:2"},
+		{"strasse", "wiki_page:3"}, {"lodz", "wiki_page:3"},
+	} {
+		for _, mode := range []MatchMode{MatchFuzzy, MatchExact} {
+			ids := search(t, b, SearchOptions{Query: tc.q, Mode: mode})
+			if len(ids) == 0 || ids[0] != tc.want {
+				t.Errorf("%q (%s): want %s first, got %v", tc.q, mode, tc.want, ids)
+			}
+		}
+	}
+}

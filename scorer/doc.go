@@ -21,10 +21,11 @@
 // recall_test.go). Where this package deliberately differs from the
 // reference:
 //
-//   - Unicode: NFKD comes from a generated table covering the Latin, Greek,
-//     Cyrillic, punctuation, letterlike, number-form, ligature and
-//     fullwidth blocks plus arithmetic Hangul decomposition, because the
-//     module avoids golang.org/x/text. Runes outside those blocks are only
+//   - Unicode: NFKD comes from package fold (a table generated from
+//     golang.org/x/text, which only the generator imports) covering the Latin,
+//     Greek, Cyrillic, punctuation, letterlike, number-form, ligature and
+//     fullwidth blocks plus arithmetic Hangul decomposition; the index and
+//     the fake fold the same way. Runes outside those blocks are only
 //     lowercased. Letters without a decomposition are folded too (ß->ss,
 //     ø->o, ł->l, æ->ae, œ->oe, ð->d, þ->th, đ->d, ...), and final ς->σ.
 //   - Combining marks continue a token instead of splitting it, so

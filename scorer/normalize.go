@@ -1,125 +1,21 @@
 package scorer
 
 import (
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/opsearch/opsearch/fold"
 )
-
-// foldEntry is one row of foldTable.
-type foldEntry struct {
-	r rune
-	s string
-}
-
-// Hangul syllable decomposition constants (Unicode §3.12). NFKD splits a
-// precomposed syllable into its conjoining jamo; doing it arithmetically
-// keeps Korean text on the same footing as the reference without a table.
-const (
-	hangulSBase  = 0xAC00
-	hangulLBase  = 0x1100
-	hangulVBase  = 0x1161
-	hangulTBase  = 0x11A7
-	hangulVCount = 21
-	hangulTCount = 28
-	hangulNCount = hangulVCount * hangulTCount
-	hangulSCount = 19 * hangulNCount
-)
-
-// isStrippedMark reports whether r is one of the combining diacritical
-// marks that the reference removes after decomposition.
-func isStrippedMark(r rune) bool {
-	return r >= 0x0300 && r <= 0x036F
-}
-
-// lookupFold returns the folded form of r from foldTable.
-func lookupFold(r rune) (string, bool) {
-	i := sort.Search(len(foldTable), func(i int) bool { return foldTable[i].r >= r })
-	if i < len(foldTable) && foldTable[i].r == r {
-		return foldTable[i].s, true
-	}
-	return "", false
-}
-
-// appendFolded appends the folded form of the non-ASCII rune r to dst:
-// decomposition (foldTable or Hangul arithmetic), mark stripping and
-// lowercasing, in the reference's order.
-func appendFolded(dst []byte, r rune) []byte {
-	if isStrippedMark(r) {
-		return dst
-	}
-	if r >= hangulSBase && r < hangulSBase+hangulSCount {
-		s := r - hangulSBase
-		dst = utf8.AppendRune(dst, hangulLBase+s/hangulNCount)
-		dst = utf8.AppendRune(dst, hangulVBase+(s%hangulNCount)/hangulTCount)
-		if t := s % hangulTCount; t != 0 {
-			dst = utf8.AppendRune(dst, hangulTBase+t)
-		}
-		return dst
-	}
-	if f, ok := lookupFold(r); ok {
-		return append(dst, f...)
-	}
-	l := unicode.ToLower(r)
-	if l != r {
-		// A lowercase letter may itself decompose (the table lists both
-		// cases for its blocks, but runes outside them can lower into one).
-		if f, ok := lookupFold(l); ok {
-			return append(dst, f...)
-		}
-	}
-	return utf8.AppendRune(dst, l)
-}
 
 // Normalize folds s for matching: compatibility decomposition, removal of
 // the combining marks U+0300..U+036F, then lowercasing. "Müller" becomes
-// "muller", "RÉSUMÉ" becomes "resume" and "ﬁ" becomes "fi".
-//
-// The reference uses the full Unicode NFKD. This module must not depend on
-// golang.org/x/text, so decomposition comes from foldTable (the NFKD
-// results for the Latin, Greek, Cyrillic, punctuation, letterlike, number
-// form, ligature and fullwidth blocks) plus arithmetic Hangul
-// decomposition; runes outside those blocks are only lowercased. Unlike
-// NFKD it also folds letters without a decomposition: ß->ss, ø->o, ł->l,
-// æ->ae, œ->oe, ð->d, þ->th and a few more, because a user typing "strasse"
-// or "lodz" means the same word.
-func Normalize(s string) string {
-	// Fast path: lowercase ASCII is already normal.
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
-			break
-		}
-		i++
-	}
-	if i == len(s) {
-		return s
-	}
-	buf := make([]byte, 0, len(s)+8)
-	buf = append(buf, s[:i]...)
-	return string(appendNormalized(buf, s[i:]))
-}
+// "muller", "RÉSUMÉ" becomes "resume" and "ﬁ" becomes "fi". It is
+// fold.String, the fold the index and the fake use too.
+func Normalize(s string) string { return fold.String(s) }
 
 // appendNormalized appends the normalised form of s to dst.
-func appendNormalized(dst []byte, s string) []byte {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		dst = appendFolded(dst, r)
-		i += size
-	}
-	return dst
-}
+func appendNormalized(dst []byte, s string) []byte { return fold.Append(dst, s) }
 
 // normalizeWithOffsets normalises s like Normalize and also returns, for
 // every byte of the result (plus one past the end), the byte offset in s of

@@ -2,7 +2,6 @@ package scorer
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -131,31 +130,6 @@ func TestStopwords(t *testing.T) {
 	for _, w := range []string{"budget", "not", "no", "all"} {
 		if IsStopword(w) {
 			t.Errorf("IsStopword(%q) = true", w)
-		}
-	}
-}
-
-func TestFoldTableInvariants(t *testing.T) {
-	for i, e := range foldTable {
-		if i > 0 && foldTable[i-1].r >= e.r {
-			t.Fatalf("foldTable not strictly sorted at %U", e.r)
-		}
-		if !utf8.ValidString(e.s) {
-			t.Errorf("%U: invalid UTF-8 %q", e.r, e.s)
-		}
-		for _, r := range e.s {
-			if isStrippedMark(r) {
-				t.Errorf("%U: folded form %q keeps a stripped mark", e.r, e.s)
-			}
-		}
-		// Folding is idempotent: a folded form folds to itself.
-		if got := Normalize(e.s); got != e.s {
-			t.Errorf("%U: Normalize(%q) = %q, not idempotent", e.r, e.s, got)
-		}
-	}
-	for _, r := range "ßøłæœðþđħ" {
-		if f, ok := lookupFold(r); !ok || strings.ContainsRune(f, r) {
-			t.Errorf("%q: fold = %q, %v", r, f, ok)
 		}
 	}
 }

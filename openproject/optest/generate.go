@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/opsearch/opsearch/fold"
 	"github.com/opsearch/opsearch/openproject"
 )
 
@@ -1820,22 +1821,20 @@ func (w *writer) attachment(id int64, p *openproject.WikiPage, created, updated 
 
 // --- names ---
 
-// foldTable maps letters with diacritics (lower case) to ASCII.
-var foldTable = func() map[rune]string {
-	m := map[rune]string{}
-	for _, e := range []struct{ from, to string }{
-		{"àáâãäåāăąảạấầẩẫậắằẳẵặ", "a"}, {"æ", "ae"}, {"çćĉċč", "c"}, {"ďđð", "d"},
-		{"èéêëēĕėęěẻẽẹếềểễệ", "e"}, {"ĝğġģ", "g"}, {"ĥħ", "h"}, {"ìíîïĩīĭįıỉị", "i"}, {"ĵ", "j"},
-		{"ķ", "k"}, {"ĺļľŀł", "l"}, {"ñńņňŉ", "n"}, {"òóôõöøōŏőỏọốồổỗộơớờởỡợ", "o"}, {"œ", "oe"},
-		{"ŕŗř", "r"}, {"śŝşšș", "s"}, {"ß", "ss"}, {"ţťŧț", "t"}, {"þ", "th"},
-		{"ùúûüũūŭůűųủụưứừửữự", "u"}, {"ŵ", "w"}, {"ýÿŷỳỷỹỵ", "y"}, {"źżž", "z"},
-	} {
-		for _, r := range e.from {
-			m[r] = e.to
+// asciiPart is r folded (package fold, the one fold the index and the
+// scorer use) and reduced to ASCII letters and digits: "ł" → "l",
+// "ß" → "ss", "α" → "".
+func asciiPart(r rune) string {
+	var buf [16]byte
+	f := fold.AppendRune(buf[:0], r)
+	out := f[:0]
+	for _, c := range f {
+		if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
+			out = append(out, c)
 		}
 	}
-	return m
-}()
+	return string(out)
+}
 
 // asciiFold lower-cases s and replaces letters with diacritics by their
 // ASCII base; anything else outside [a-z0-9] becomes sep (dropped when sep
@@ -1851,7 +1850,7 @@ func asciiFold(s string, sep byte) string {
 		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
 			part = string(r)
 		default:
-			part = foldTable[r]
+			part = asciiPart(r)
 		}
 		if part == "" {
 			pending = sep != 0 && b.Len() > 0
