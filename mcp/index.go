@@ -23,9 +23,12 @@ import (
 // or the reason opening failed (SetOpenError), so a search never answers a
 // bare "no results" for an auth or network failure.
 //
-// It is safe for concurrent use. Searches hold a read lock while they use
-// the user's files; SetUser and Close take the write lock, so a user is
-// never closed under a running search.
+// It is safe for concurrent use. An operation on the user's files takes a
+// lease on the current user under the lock and works without it, so a
+// slow search, a rebuild wait or a retried refresh never holds the lock
+// (a waiting SetUser would otherwise stall every search behind it);
+// SetUser swaps the user at once and returns the old one only when its
+// last lease ended, so a user is never closed under a running operation.
 type UserIndex struct {
 	schedule string
 	opts     UserIndexOptions
@@ -34,6 +37,10 @@ type UserIndex struct {
 	user    *sync.User
 	eng     *search.Engine
 	openErr error
+	// leases counts the operations using each user (see lease); leaseMu
+	// guards the map, which lease fills under the read lock.
+	leaseMu gosync.Mutex
+	leases  map[*sync.User]*gosync.WaitGroup
 	// projects caches identifier -> id of the stored projects; it is
 	// dropped when it misses, since projects are few and rarely change.
 	projects map[string]int64
@@ -67,6 +74,16 @@ var _ Index = (*UserIndex)(nil)
 // replaces (nil if none), which the caller closes. A nil u makes the index
 // not ready again.
 func (x *UserIndex) SetUser(u *sync.User) *sync.User {
+	old, wait := x.setUser(u)
+	if wait != nil {
+		wait.Wait() // the old user's running operations, outside the lock
+	}
+	return old
+}
+
+// setUser swaps the user under the lock; it returns the user replaced
+// and what to wait for before it may be closed.
+func (x *UserIndex) setUser(u *sync.User) (*sync.User, *gosync.WaitGroup) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	old := x.user
@@ -90,9 +107,45 @@ func (x *UserIndex) SetUser(u *sync.User) *sync.User {
 		x.openErr = nil
 	}
 	if old == u {
-		return nil
+		return nil, nil
 	}
-	return old
+	x.leaseMu.Lock()
+	wait := x.leases[old]
+	delete(x.leases, old)
+	x.leaseMu.Unlock()
+	return old, wait
+}
+
+// lease returns the current user and engine for one operation, and the
+// function that ends it; the user is not closed before that.
+func (x *UserIndex) lease() (*sync.User, *search.Engine, func(), error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.user == nil {
+		if x.openErr != nil {
+			return nil, nil, nil, fmt.Errorf("open the local index: %w", x.openErr)
+		}
+		return nil, nil, nil, ErrIndexNotReady
+	}
+	wg := x.leaseGroup(x.user)
+	wg.Add(1) // under the read lock: setUser cannot swap in between
+	return x.user, x.eng, wg.Done, nil
+}
+
+// leaseGroup returns u's lease counter, creating it; the map is written
+// under the read lock, so it has a lock of its own.
+func (x *UserIndex) leaseGroup(u *sync.User) *gosync.WaitGroup {
+	x.leaseMu.Lock()
+	defer x.leaseMu.Unlock()
+	if x.leases == nil {
+		x.leases = map[*sync.User]*gosync.WaitGroup{}
+	}
+	wg := x.leases[u]
+	if wg == nil {
+		wg = &gosync.WaitGroup{}
+		x.leases[u] = wg
+	}
+	return wg
 }
 
 // SetWorker attaches the sync worker to the current user: a user opened
@@ -159,44 +212,44 @@ func (x *UserIndex) Searcher() (Searcher, error) {
 // rebuild of the index from the store must not race a commit, so it waits
 // for one (bounded by ctx, which the tool call owns).
 func (x *UserIndex) RefreshWorkPackage(ctx context.Context, id int64) error {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if x.user == nil {
-		if x.openErr != nil {
-			return fmt.Errorf("open the local index: %w", x.openErr)
-		}
-		return ErrIndexNotReady
+	u, _, done, err := x.lease()
+	if err != nil {
+		return err
 	}
-	if x.user.Worker == nil {
+	defer done()
+	x.mu.RLock()
+	w := u.Worker // set by SetWorker under the lock
+	x.mu.RUnlock()
+	if w == nil {
 		return errors.New("refresh work package: the sync worker has not started (OpenProject not reached yet)")
 	}
-	if on, _ := x.user.Rebuilding(); on {
-		if err := x.user.WaitRebuild(ctx); err != nil {
+	if on, _ := u.Rebuilding(); on {
+		if err := u.WaitRebuild(ctx); err != nil {
 			return err
 		}
 	}
-	return x.user.Worker.RefreshWorkPackage(ctx, id)
+	return w.RefreshWorkPackage(ctx, id)
 }
 
-// userSearcher searches the UserIndex's current user under its read lock.
+// userSearcher searches the UserIndex's current user under a lease.
 type userSearcher struct{ x *UserIndex }
 
 func (s userSearcher) Search(ctx context.Context, q search.Query) (search.Response, error) {
-	s.x.mu.RLock()
-	defer s.x.mu.RUnlock()
-	if s.x.eng == nil {
-		return search.Response{}, ErrIndexNotReady
+	_, eng, done, err := s.x.lease()
+	if err != nil {
+		return search.Response{}, err
 	}
-	return s.x.eng.Search(ctx, q)
+	defer done()
+	return eng.Search(ctx, q)
 }
 
 func (s userSearcher) Freshness(ctx context.Context) (search.Freshness, error) {
-	s.x.mu.RLock()
-	defer s.x.mu.RUnlock()
-	if s.x.eng == nil {
-		return search.Freshness{}, ErrIndexNotReady
+	_, eng, done, err := s.x.lease()
+	if err != nil {
+		return search.Freshness{}, err
 	}
-	return s.x.eng.Freshness(ctx)
+	defer done()
+	return eng.Freshness(ctx)
 }
 
 // ResolveProject implements projectResolver from the stored projects, so
@@ -204,24 +257,24 @@ func (s userSearcher) Freshness(ctx context.Context) (search.Freshness, error) {
 // request.
 func (s userSearcher) ResolveProject(ctx context.Context, identifier string) (int64, bool, error) {
 	key := strings.ToLower(identifier)
-	s.x.mu.RLock()
-	if s.x.user == nil {
-		s.x.mu.RUnlock()
-		return 0, false, ErrIndexNotReady
+	u, _, done, err := s.x.lease()
+	if err != nil {
+		return 0, false, err
 	}
-	if id, ok := s.x.projects[key]; ok {
-		s.x.mu.RUnlock()
+	defer done()
+	s.x.mu.RLock()
+	id, ok := s.x.projects[key]
+	s.x.mu.RUnlock()
+	if ok {
 		return id, true, nil
 	}
 	m := map[string]int64{}
-	err := s.x.user.Store.ScanProjects(ctx, store.DefaultScanBatch, func(ps []openproject.Project) error {
+	err = u.Store.ScanProjects(ctx, store.DefaultScanBatch, func(ps []openproject.Project) error {
 		for _, p := range ps {
 			m[strings.ToLower(p.Identifier)] = p.ID
 		}
 		return nil
 	})
-	u := s.x.user
-	s.x.mu.RUnlock()
 	if err != nil {
 		return 0, false, fmt.Errorf("read projects: %w", err)
 	}
@@ -230,7 +283,7 @@ func (s userSearcher) ResolveProject(ctx context.Context, identifier string) (in
 		s.x.projects = m
 	}
 	s.x.mu.Unlock()
-	id, ok := m[key]
+	id, ok = m[key]
 	return id, ok, nil
 }
 
