@@ -105,6 +105,12 @@ type Manager struct {
 	mu      gosync.Mutex
 	closed  bool
 	entries map[userKey]*entry
+	// released is signalled (under mu) whenever a lease ends, for stop
+	// waiting until no lease holds an entry.
+	released *gosync.Cond
+	// stops tracks the stops started from a sync's callback (a revoked
+	// key), which cannot wait for their own sync; Close waits for them.
+	stops gosync.WaitGroup
 }
 
 type userKey struct {
@@ -132,9 +138,10 @@ type entry struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start goroutine ended
 
-	refs     int       // under Manager.mu
-	lastUsed time.Time // under Manager.mu
-	stopping bool      // under Manager.mu
+	refs     int           // under Manager.mu
+	lastUsed time.Time     // under Manager.mu
+	stopping bool          // under Manager.mu
+	gone     chan struct{} // closed when the entry is unregistered
 }
 
 // NewManager returns a Manager and starts its idle sweep; Close it.
@@ -181,6 +188,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		keys:    map[[sha256.Size]byte]keyEntry{},
 		entries: map[userKey]*entry{},
 	}
+	m.released = gosync.NewCond(&m.mu)
 	m.bg.Add(1)
 	go m.sweep()
 	return m, nil
@@ -321,7 +329,7 @@ func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
 				m.mu.Unlock()
 				return nil, fmt.Errorf("%w: %d users are active (the limit); try again later", ErrTooManyUsers, m.opts.MaxUsers)
 			}
-			e = &entry{key: uk, ready: make(chan struct{}), done: make(chan struct{})}
+			e = &entry{key: uk, ready: make(chan struct{}), done: make(chan struct{}), gone: make(chan struct{})}
 			m.entries[uk] = e
 			e.refs++
 			m.mu.Unlock()
@@ -335,7 +343,7 @@ func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
 				case <-ctx.Done():
 					return nil, context.Cause(ctx)
 				}
-				m.waitGone(ctx, uk, e)
+				m.waitGone(ctx, e)
 				continue
 			}
 			e.refs++
@@ -359,23 +367,28 @@ func (m *Manager) release(e *entry) {
 	m.mu.Lock()
 	e.refs--
 	e.lastUsed = m.opts.Now()
+	m.released.Broadcast()
 	m.mu.Unlock()
 }
 
-// waitGone waits (briefly polling) until e is no longer registered.
-func (m *Manager) waitGone(ctx context.Context, uk userKey, e *entry) {
-	for {
-		m.mu.Lock()
-		cur := m.entries[uk]
-		m.mu.Unlock()
-		if cur != e {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
+// unregisterLocked removes e from the entries (if it is still there) and
+// tells waitGone; m.mu is held.
+func (m *Manager) unregisterLocked(e *entry) {
+	if m.entries[e.key] == e {
+		delete(m.entries, e.key)
+	}
+	select {
+	case <-e.gone:
+	default:
+		close(e.gone)
+	}
+}
+
+// waitGone waits until e is no longer registered, or ctx ends.
+func (m *Manager) waitGone(ctx context.Context, e *entry) {
+	select {
+	case <-e.gone:
+	case <-ctx.Done():
 	}
 }
 
@@ -394,9 +407,7 @@ func (m *Manager) open(e *entry, key string, id Identity) {
 	fail := func(err error) {
 		e.err = err
 		m.mu.Lock()
-		if m.entries[e.key] == e {
-			delete(m.entries, e.key)
-		}
+		m.unregisterLocked(e)
 		m.mu.Unlock()
 		close(e.done)
 		close(e.ready)
@@ -425,7 +436,8 @@ func (m *Manager) open(e *entry, key string, id Identity) {
 				// (or serving) with it. The next request revalidates.
 				m.log.Warn("the sync worker's API key was rejected; stopping the user", "user_id", id.UserID)
 				m.forgetKey(key)
-				go m.stop(e)
+				// Not here: stopping waits for this very sync.
+				m.stops.Go(func() { m.stop(e) })
 			}
 		},
 		Acquire: func(ctx context.Context) (func(), error) {
@@ -472,6 +484,7 @@ func (m *Manager) stop(e *entry) {
 	m.mu.Lock()
 	if e.stopping {
 		m.mu.Unlock()
+		<-e.gone // another stop is closing it: done when that one is
 		return
 	}
 	e.stopping = true
@@ -481,24 +494,18 @@ func (m *Manager) stop(e *entry) {
 		e.cancel()
 		<-e.done
 		e.sch.Stop()
-		for {
-			m.mu.Lock()
-			refs := e.refs
-			m.mu.Unlock()
-			if refs <= 0 {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
+		m.mu.Lock()
+		for e.refs > 0 {
+			m.released.Wait() // a running request finishes first
 		}
+		m.mu.Unlock()
 		if err := e.att.Close(); err != nil {
 			m.log.Error("close user", "user_id", e.key.id, "error", err)
 		}
 		m.log.Info("user stopped", "user_id", e.key.id)
 	}
 	m.mu.Lock()
-	if m.entries[e.key] == e {
-		delete(m.entries, e.key)
-	}
+	m.unregisterLocked(e)
 	m.mu.Unlock()
 }
 
@@ -573,6 +580,9 @@ func (m *Manager) Close(ctx context.Context) error {
 			wg.Go(func() { m.stop(e) })
 		}
 		wg.Wait()
+		// A stop begun by a revoked key's sync may still be closing
+		// files: the entry was stopping, so the loop above skipped it.
+		m.stops.Wait()
 		m.cancel()
 		m.bg.Wait()
 	}()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/store"
 )
 
 // testAttachment closes the user and counts syncs.
@@ -210,5 +211,59 @@ func TestManagerSyncLimit(t *testing.T) {
 				t.Errorf("syncs overlapped: %v and %v", a, b)
 			}
 		}
+	}
+}
+
+// TestManagerCloseWaitsForRevokedStop: a sync that finds its key revoked
+// stops its user from the sync's own callback, in the background; Close
+// must not return before that stop has closed the user's files.
+func TestManagerCloseWaitsForRevokedStop(t *testing.T) {
+	data := optest.Generate(optest.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
+	op, base := optest.Start(t, data, optest.Options{})
+	// /users/me answers; the sync's first listing says the key is revoked.
+	op.SetFaults(optest.Faults{PathPrefix: "/api/v3/projects", FailNext: 1 << 30, FailStatus: 401})
+	var att *testAttachment
+	var attMu gosync.Mutex
+	m, err := NewManager(ManagerOptions{
+		DataDir: t.TempDir(), Schedule: "@every 1h",
+		NewClient: func(key string) (UserAPI, error) {
+			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, MaxAttempts: 1})
+		},
+		Attach: func(u *User) Attachment {
+			attMu.Lock()
+			defer attMu.Unlock()
+			att = &testAttachment{u: u}
+			return att
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.Acquire(t.Context(), optest.AliceKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	// Wait for the failed sync to be recorded (its stop begins then).
+	for {
+		attMu.Lock()
+		a := att
+		attMu.Unlock()
+		a.mu.Lock()
+		n := a.syncs
+		a.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Closed files: the store refuses reads.
+	if _, err := att.u.Store.Count(store.KindWorkPackage); err == nil {
+		t.Error("Close returned while the revoked user's store was still open")
 	}
 }
