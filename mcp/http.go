@@ -48,9 +48,9 @@ type HTTPOptions struct {
 	// Logger receives access and error lines; nil discards. Query strings
 	// are logged with apiKey redacted, and keys never are.
 	Logger *slog.Logger
-	// Manager opens users and validates keys. Its Attach must be
-	// HTTPAttach's.
-	Manager *sync.Manager
+	// Manager opens users and validates keys; build it with
+	// HTTPAttach as its Attach (the type admits no other).
+	Manager *HTTPUsers
 	// Extra are further routes ("GET /metrics") mounted as they are.
 	Extra map[string]http.Handler
 	// ObserveSearch is passed to every user's server (see Options).
@@ -65,22 +65,36 @@ type HTTPOptions struct {
 	ProbeEvery time.Duration
 }
 
+// HTTPUsers is the user manager NewHTTPHandler serves from: its
+// attachments are HTTPAttach's, which the type system checks.
+type HTTPUsers = sync.Manager[*HTTPUser]
+
+// HTTPUserHooks observe the HTTP server's users (for metrics): OnSync
+// after every sync of a user, OnClose when a user is closed. Either may
+// be nil.
+type HTTPUserHooks struct {
+	OnSync  func(u *sync.User, rep sync.Report, err error)
+	OnClose func(u *sync.User)
+}
+
 // HTTPAttach returns the sync.ManagerOptions.Attach for NewHTTPHandler:
 // the per-user state is the user's index and one MCP server per key.
-func HTTPAttach(opts UserIndexOptions) func(*sync.User) sync.Attachment {
-	return func(u *sync.User) sync.Attachment {
+func HTTPAttach(opts UserIndexOptions, hooks HTTPUserHooks) func(*sync.User) *HTTPUser {
+	return func(u *sync.User) *HTTPUser {
 		idx := NewUserIndex(opts)
 		idx.SetUser(u)
-		return &userState{idx: idx, servers: map[[sha256.Size]byte]*keyServer{}}
+		return &HTTPUser{user: u, idx: idx, hooks: hooks, servers: map[[sha256.Size]byte]*keyServer{}}
 	}
 }
 
-// userState is one active user's state in the HTTP server: the index
+// HTTPUser is one active user's state in the HTTP server: the index
 // shared by all their requests, and an MCP server per API key. Servers
 // are per key, not per user, because the live tools must act with the
 // key the request brought; the key lives only in that server's client.
-type userState struct {
-	idx *UserIndex
+type HTTPUser struct {
+	user  *sync.User
+	idx   *UserIndex
+	hooks HTTPUserHooks
 
 	mu      gosync.Mutex
 	closed  bool
@@ -97,29 +111,22 @@ type keyServer struct {
 	ss *sdk.ServerSession
 }
 
-// RecordSync implements sync.Attachment.
-func (s *userState) RecordSync(rep sync.Report, err error) { s.idx.RecordSync(rep, err) }
+var _ sync.Attachment = (*HTTPUser)(nil)
 
-// userStateOf finds the HTTPAttach state inside a manager attachment,
-// looking through wrappers (metrics) that expose the wrapped attachment
-// with Unwrap.
-func userStateOf(a sync.Attachment) (*userState, bool) {
-	for a != nil {
-		if st, ok := a.(*userState); ok {
-			return st, true
-		}
-		w, ok := a.(interface{ Unwrap() sync.Attachment })
-		if !ok {
-			return nil, false
-		}
-		a = w.Unwrap()
+// RecordSync implements sync.Attachment.
+func (s *HTTPUser) RecordSync(rep sync.Report, err error) {
+	s.idx.RecordSync(rep, err)
+	if s.hooks.OnSync != nil {
+		s.hooks.OnSync(s.user, rep, err)
 	}
-	return nil, false
 }
 
 // Close implements sync.Attachment: it ends the REST bridge sessions and
 // closes the user's files, waiting for running searches.
-func (s *userState) Close() error {
+func (s *HTTPUser) Close() error {
+	if s.hooks.OnClose != nil {
+		defer s.hooks.OnClose(s.user)
+	}
 	s.mu.Lock()
 	s.closed = true
 	servers := s.servers
@@ -137,7 +144,7 @@ func (s *userState) Close() error {
 }
 
 // server returns the MCP server for key, building it on first use.
-func (s *userState) server(key string, build func() (*sdk.Server, error)) (*keyServer, error) {
+func (s *HTTPUser) server(key string, build func() (*sdk.Server, error)) (*keyServer, error) {
 	h := sha256.Sum256([]byte(key))
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -184,7 +191,7 @@ func (ks *keyServer) client(ctx context.Context) (*sdk.ClientSession, error) {
 // bridge and /health for many users.
 type httpHandler struct {
 	opts  HTTPOptions
-	mgr   *sync.Manager
+	mgr   *HTTPUsers
 	log   *slog.Logger
 	tools map[string]restTool
 
@@ -466,7 +473,7 @@ func (h *httpHandler) originAllowed(origin string, r *http.Request) bool {
 
 // lease authenticates the request and returns the lease on its user and
 // the MCP server of its key, or writes the error answer and returns nil.
-func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease, *keyServer) {
+func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease[*HTTPUser], *keyServer) {
 	key, _ := h.apiKey(r)
 	if key == "" {
 		unauthorized(w, "Unauthorized: an OpenProject API key is required (Authorization: Bearer, X-OpenProject-Api-Key header, or apiKey query parameter)")
@@ -477,14 +484,7 @@ func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease
 		h.writeAcquireError(w, r, err)
 		return nil, nil
 	}
-	st, ok := userStateOf(l.Attachment)
-	if !ok {
-		l.Release()
-		h.log.Error("the manager's Attach is not mcp.HTTPAttach")
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "internal error"})
-		return nil, nil
-	}
-	ks, err := st.server(key, func() (*sdk.Server, error) {
+	ks, err := l.Attachment.server(key, func() (*sdk.Server, error) {
 		client, err := h.mgr.NewClient(key)
 		if err != nil {
 			return nil, err
@@ -493,7 +493,7 @@ func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease
 		if !ok {
 			return nil, errors.New("the manager's client does not implement mcp.API")
 		}
-		return NewServer(api, st.idx, Options{ReadOnly: h.opts.ReadOnly, Logger: h.opts.Logger, Version: h.opts.Version, ObserveSearch: h.opts.ObserveSearch}), nil
+		return NewServer(api, l.Attachment.idx, Options{ReadOnly: h.opts.ReadOnly, Logger: h.opts.Logger, Version: h.opts.Version, ObserveSearch: h.opts.ObserveSearch}), nil
 	})
 	if err != nil {
 		l.Release()

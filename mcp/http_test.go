@@ -36,7 +36,7 @@ type httpEnv struct {
 	op    *optest.Server
 	data  *optest.Dataset
 	base  string
-	mgr   *sync.Manager
+	mgr   *mcp.HTTPUsers
 	ts    *httptest.Server
 	logs  *lockedBuffer
 	alice int64 // alice-private's project id
@@ -69,12 +69,12 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 	if o.dataDir == "" {
 		o.dataDir = t.TempDir()
 	}
-	mgr, err := sync.NewManager(sync.ManagerOptions{
+	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: o.dataDir,
 		NewClient: func(key string) (sync.UserAPI, error) {
 			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, Timeout: 20 * time.Second, Logger: logger})
 		},
-		Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}),
+		Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, mcp.HTTPUserHooks{}),
 		Schedule:    "@every 1h",
 		IdleTimeout: o.idle,
 		MaxUsers:    o.maxUsers,

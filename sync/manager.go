@@ -48,7 +48,7 @@ type Attachment interface {
 }
 
 // ManagerOptions configure a Manager.
-type ManagerOptions struct {
+type ManagerOptions[A Attachment] struct {
 	// DataDir holds every user's directory.
 	DataDir string
 	// NewClient returns an API client for one key of the instance the
@@ -57,7 +57,7 @@ type ManagerOptions struct {
 	// of any key.
 	NewClient func(key string) (UserAPI, error)
 	// Attach builds the caller's state for a freshly opened user.
-	Attach func(u *User) Attachment
+	Attach func(u *User) A
 	// Schedule is the sync schedule of every worker (default DefaultSpec).
 	Schedule string
 	// IdleTimeout stops a user's worker and closes their files after this
@@ -89,8 +89,8 @@ type ManagerOptions struct {
 // it, never by key; a worker syncs with the key of the request that
 // started it, which belongs to that user. Keys are kept only inside API
 // clients; the validation cache is keyed by the key's SHA-256.
-type Manager struct {
-	opts  ManagerOptions
+type Manager[A Attachment] struct {
+	opts  ManagerOptions[A]
 	log   *slog.Logger
 	syncs *semaphore.Weighted
 
@@ -104,7 +104,7 @@ type Manager struct {
 
 	mu      gosync.Mutex
 	closed  bool
-	entries map[userKey]*entry
+	entries map[userKey]*entry[A]
 	// released is signalled (under mu) whenever a lease ends, for stop
 	// waiting until no lease holds an entry.
 	released *gosync.Cond
@@ -127,13 +127,13 @@ type keyEntry struct {
 }
 
 // entry is one open (or opening) user.
-type entry struct {
+type entry[A Attachment] struct {
 	key   userKey
 	ready chan struct{} // closed when opening ended
 	err   error         // why opening failed, valid after ready
 
 	user   *User
-	att    Attachment
+	att    A
 	sch    *Scheduler
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start goroutine ended
@@ -145,7 +145,7 @@ type entry struct {
 }
 
 // NewManager returns a Manager and starts its idle sweep; Close it.
-func NewManager(opts ManagerOptions) (*Manager, error) {
+func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 	if opts.NewClient == nil || opts.Attach == nil {
 		return nil, errors.New("new manager: NewClient and Attach are required")
 	}
@@ -181,12 +181,12 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 		return nil, fmt.Errorf("new manager: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &Manager{
+	m := &Manager[A]{
 		opts: opts, log: opts.Logger.With("subsystem", "sync-manager"),
 		syncs: semaphore.NewWeighted(int64(opts.MaxConcurrentSyncs)),
 		ctx:   ctx, cancel: cancel,
 		keys:    map[[sha256.Size]byte]keyEntry{},
-		entries: map[userKey]*entry{},
+		entries: map[userKey]*entry[A]{},
 	}
 	m.released = gosync.NewCond(&m.mu)
 	m.bg.Add(1)
@@ -207,7 +207,7 @@ type Identity struct {
 // once per key and cache period however many requests arrive at once. A
 // rejected key fails with an error matching openproject.ErrUnauthenticated
 // (or ErrPermission).
-func (m *Manager) Validate(ctx context.Context, key string) (Identity, error) {
+func (m *Manager[A]) Validate(ctx context.Context, key string) (Identity, error) {
 	if key == "" {
 		return Identity{}, fmt.Errorf("no API key: %w", openproject.ErrUnauthenticated)
 	}
@@ -244,7 +244,7 @@ func (m *Manager) Validate(ctx context.Context, key string) (Identity, error) {
 
 // validate asks /users/me, detached from any one caller's context (the
 // singleflight shares the answer), and caches definite answers.
-func (m *Manager) validate(key string, h [sha256.Size]byte) keyEntry {
+func (m *Manager[A]) validate(key string, h [sha256.Size]byte) keyEntry {
 	client, err := m.opts.NewClient(key)
 	if err != nil {
 		return keyEntry{err: fmt.Errorf("validate key: %w", err)}
@@ -278,7 +278,7 @@ func (m *Manager) validate(key string, h [sha256.Size]byte) keyEntry {
 	return ke
 }
 
-func (m *Manager) pruneKeysLocked(now time.Time) {
+func (m *Manager[A]) pruneKeysLocked(now time.Time) {
 	for h, ke := range m.keys {
 		if !now.Before(ke.expires) {
 			delete(m.keys, h)
@@ -288,17 +288,17 @@ func (m *Manager) pruneKeysLocked(now time.Time) {
 
 // Lease is one request's hold on a user: the user stays open until
 // Release. It carries no key.
-type Lease struct {
+type Lease[A Attachment] struct {
 	Identity   Identity
-	Attachment Attachment
-	m          *Manager
-	e          *entry
+	Attachment A
+	m          *Manager[A]
+	e          *entry[A]
 	once       gosync.Once
 }
 
 // Release ends the lease; the idle period starts when the last lease of
 // a user ends.
-func (l *Lease) Release() {
+func (l *Lease[A]) Release() {
 	l.once.Do(func() {
 		l.m.mu.Lock()
 		l.e.refs--
@@ -311,7 +311,7 @@ func (l *Lease) Release() {
 // user's data and starting their worker (with this key's client) if they
 // are not active. It fails with ErrTooManyUsers when MaxUsers others are
 // active, and with an ErrUnauthenticated error for a rejected key.
-func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
+func (m *Manager[A]) Acquire(ctx context.Context, key string) (*Lease[A], error) {
 	id, err := m.Validate(ctx, key)
 	if err != nil {
 		return nil, err
@@ -329,7 +329,7 @@ func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
 				m.mu.Unlock()
 				return nil, fmt.Errorf("%w: %d users are active (the limit); try again later", ErrTooManyUsers, m.opts.MaxUsers)
 			}
-			e = &entry{key: uk, ready: make(chan struct{}), done: make(chan struct{}), gone: make(chan struct{})}
+			e = &entry[A]{key: uk, ready: make(chan struct{}), done: make(chan struct{}), gone: make(chan struct{})}
 			m.entries[uk] = e
 			e.refs++
 			m.mu.Unlock()
@@ -359,11 +359,11 @@ func (m *Manager) Acquire(ctx context.Context, key string) (*Lease, error) {
 			m.release(e)
 			return nil, e.err
 		}
-		return &Lease{Identity: id, Attachment: e.att, m: m, e: e}, nil
+		return &Lease[A]{Identity: id, Attachment: e.att, m: m, e: e}, nil
 	}
 }
 
-func (m *Manager) release(e *entry) {
+func (m *Manager[A]) release(e *entry[A]) {
 	m.mu.Lock()
 	e.refs--
 	e.lastUsed = m.opts.Now()
@@ -373,7 +373,7 @@ func (m *Manager) release(e *entry) {
 
 // unregisterLocked removes e from the entries (if it is still there) and
 // tells waitGone; m.mu is held.
-func (m *Manager) unregisterLocked(e *entry) {
+func (m *Manager[A]) unregisterLocked(e *entry[A]) {
 	if m.entries[e.key] == e {
 		delete(m.entries, e.key)
 	}
@@ -385,7 +385,7 @@ func (m *Manager) unregisterLocked(e *entry) {
 }
 
 // waitGone waits until e is no longer registered, or ctx ends.
-func (m *Manager) waitGone(ctx context.Context, e *entry) {
+func (m *Manager[A]) waitGone(ctx context.Context, e *entry[A]) {
 	select {
 	case <-e.gone:
 	case <-ctx.Done():
@@ -403,7 +403,7 @@ func (u meUser) Me(context.Context) (openproject.User, error) { return u.me, nil
 
 // open opens e's user with key's client and starts its scheduler in the
 // background. It closes e.ready; on failure it unregisters e.
-func (m *Manager) open(e *entry, key string, id Identity) {
+func (m *Manager[A]) open(e *entry[A], key string, id Identity) {
 	fail := func(err error) {
 		e.err = err
 		m.mu.Lock()
@@ -470,7 +470,7 @@ func (m *Manager) open(e *entry, key string, id Identity) {
 	}()
 }
 
-func (m *Manager) forgetKey(key string) {
+func (m *Manager[A]) forgetKey(key string) {
 	h := sha256.Sum256([]byte(key))
 	m.keyMu.Lock()
 	delete(m.keys, h)
@@ -480,7 +480,7 @@ func (m *Manager) forgetKey(key string) {
 
 // stop stops e's scheduler at a safe point and closes its data, once no
 // lease holds it (a running request finishes first).
-func (m *Manager) stop(e *entry) {
+func (m *Manager[A]) stop(e *entry[A]) {
 	m.mu.Lock()
 	if e.stopping {
 		m.mu.Unlock()
@@ -510,7 +510,7 @@ func (m *Manager) stop(e *entry) {
 }
 
 // sweep stops idle users and drops expired key validations.
-func (m *Manager) sweep() {
+func (m *Manager[A]) sweep() {
 	defer m.bg.Done()
 	tick := min(max(m.opts.IdleTimeout/4, 10*time.Millisecond), time.Minute)
 	t := time.NewTicker(tick)
@@ -525,7 +525,7 @@ func (m *Manager) sweep() {
 		m.keyMu.Lock()
 		m.pruneKeysLocked(now)
 		m.keyMu.Unlock()
-		var idle []*entry
+		var idle []*entry[A]
 		m.mu.Lock()
 		for _, e := range m.entries {
 			if !e.stopping && e.refs == 0 && isClosed(e.ready) && now.Sub(e.lastUsed) >= m.opts.IdleTimeout {
@@ -550,7 +550,7 @@ func isClosed(ch chan struct{}) bool {
 }
 
 // ActiveUsers is the number of users open (or opening).
-func (m *Manager) ActiveUsers() int {
+func (m *Manager[A]) ActiveUsers() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.entries)
@@ -558,16 +558,16 @@ func (m *Manager) ActiveUsers() int {
 
 // NewClient returns an API client for key (for live tools); it is the
 // ManagerOptions.NewClient the Manager was built with.
-func (m *Manager) NewClient(key string) (UserAPI, error) { return m.opts.NewClient(key) }
+func (m *Manager[A]) NewClient(key string) (UserAPI, error) { return m.opts.NewClient(key) }
 
 // Close stops every worker at a safe point (a running sync is cancelled
 // between requests and commits) and closes every user's data. Requests
 // still holding a lease are waited for; call it after the HTTP server
 // drained. ctx bounds the wait.
-func (m *Manager) Close(ctx context.Context) error {
+func (m *Manager[A]) Close(ctx context.Context) error {
 	m.mu.Lock()
 	m.closed = true
-	all := make([]*entry, 0, len(m.entries))
+	all := make([]*entry[A], 0, len(m.entries))
 	for _, e := range m.entries {
 		all = append(all, e)
 	}

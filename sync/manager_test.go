@@ -29,7 +29,7 @@ func (a *testAttachment) RecordSync(rep Report, _ error) {
 
 func (a *testAttachment) Close() error { return a.u.Close() }
 
-func newTestManager(t *testing.T, o ManagerOptions) (*Manager, *optest.Server) {
+func newTestManager(t *testing.T, o ManagerOptions[*testAttachment]) (*Manager[*testAttachment], *optest.Server) {
 	t.Helper()
 	data := optest.Generate(optest.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
 	op, base := optest.Start(t, data, optest.Options{})
@@ -37,7 +37,7 @@ func newTestManager(t *testing.T, o ManagerOptions) (*Manager, *optest.Server) {
 	o.NewClient = func(key string) (UserAPI, error) {
 		return openproject.New(openproject.Config{BaseURL: base, APIKey: key, MaxAttempts: 1})
 	}
-	o.Attach = func(u *User) Attachment { return &testAttachment{u: u} }
+	o.Attach = func(u *User) *testAttachment { return &testAttachment{u: u} }
 	o.Schedule = "@every 1h"
 	m, err := NewManager(o)
 	if err != nil {
@@ -54,7 +54,7 @@ func newTestManager(t *testing.T, o ManagerOptions) (*Manager, *optest.Server) {
 }
 
 func TestManagerValidateOnce(t *testing.T) {
-	m, op := newTestManager(t, ManagerOptions{})
+	m, op := newTestManager(t, ManagerOptions[*testAttachment]{})
 	ctx := context.Background()
 	var wg gosync.WaitGroup
 	for range 32 {
@@ -81,7 +81,7 @@ func TestManagerKeyCacheExpires(t *testing.T) {
 	now := time.Now()
 	var mu gosync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	m, op := newTestManager(t, ManagerOptions{Now: clock, KeyCacheTTL: time.Minute})
+	m, op := newTestManager(t, ManagerOptions[*testAttachment]{Now: clock, KeyCacheTTL: time.Minute})
 	ctx := context.Background()
 	if _, err := m.Validate(ctx, optest.BobKey); err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestManagerKeyCacheExpires(t *testing.T) {
 }
 
 func TestManagerMaxUsersAndLeases(t *testing.T) {
-	m, _ := newTestManager(t, ManagerOptions{MaxUsers: 1, IdleTimeout: time.Hour})
+	m, _ := newTestManager(t, ManagerOptions[*testAttachment]{MaxUsers: 1, IdleTimeout: time.Hour})
 	ctx := context.Background()
 	l, err := m.Acquire(ctx, optest.AliceKey)
 	if err != nil {
@@ -123,13 +123,13 @@ func TestManagerMaxUsersAndLeases(t *testing.T) {
 }
 
 func TestManagerIdleStopReopens(t *testing.T) {
-	m, _ := newTestManager(t, ManagerOptions{IdleTimeout: 50 * time.Millisecond})
+	m, _ := newTestManager(t, ManagerOptions[*testAttachment]{IdleTimeout: 50 * time.Millisecond})
 	ctx := context.Background()
 	l, err := m.Acquire(ctx, optest.AliceKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	att := l.Attachment.(*testAttachment)
+	att := l.Attachment
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		att.mu.Lock()
@@ -159,16 +159,16 @@ func TestManagerIdleStopReopens(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
-	if l.Attachment == Attachment(att) {
+	if l.Attachment == att {
 		t.Error("reopened user reuses the closed attachment")
 	}
 	l.Release()
 }
 
 func TestManagerSyncLimit(t *testing.T) {
-	m, _ := newTestManager(t, ManagerOptions{MaxConcurrentSyncs: 1})
+	m, _ := newTestManager(t, ManagerOptions[*testAttachment]{MaxConcurrentSyncs: 1})
 	ctx := context.Background()
-	var leases []*Lease
+	var leases []*Lease[*testAttachment]
 	for _, k := range []string{optest.AliceKey, optest.BobKey, "opsearch-user-4"} {
 		l, err := m.Acquire(ctx, k)
 		if err != nil {
@@ -181,7 +181,7 @@ func TestManagerSyncLimit(t *testing.T) {
 	for {
 		done := 0
 		for _, l := range leases {
-			a := l.Attachment.(*testAttachment)
+			a := l.Attachment
 			a.mu.Lock()
 			if a.syncs > 0 {
 				done++
@@ -199,7 +199,7 @@ func TestManagerSyncLimit(t *testing.T) {
 	// No two syncs overlapped.
 	var runs [][2]time.Time
 	for _, l := range leases {
-		a := l.Attachment.(*testAttachment)
+		a := l.Attachment
 		a.mu.Lock()
 		runs = append(runs, a.runs...)
 		a.mu.Unlock()
@@ -224,12 +224,12 @@ func TestManagerCloseWaitsForRevokedStop(t *testing.T) {
 	op.SetFaults(optest.Faults{PathPrefix: "/api/v3/projects", FailNext: 1 << 30, FailStatus: 401})
 	var att *testAttachment
 	var attMu gosync.Mutex
-	m, err := NewManager(ManagerOptions{
+	m, err := NewManager(ManagerOptions[*testAttachment]{
 		DataDir: t.TempDir(), Schedule: "@every 1h",
 		NewClient: func(key string) (UserAPI, error) {
 			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, MaxAttempts: 1})
 		},
-		Attach: func(u *User) Attachment {
+		Attach: func(u *User) *testAttachment {
 			attMu.Lock()
 			defer attMu.Unlock()
 			att = &testAttachment{u: u}

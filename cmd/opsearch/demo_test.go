@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"regexp"
@@ -99,6 +100,25 @@ func TestRun_Demo(t *testing.T) {
 		t.Errorf("openproject_search over HTTP found nothing: %s", res.Content[0].(*sdk.TextContent).Text)
 	}
 	cs.Close()
+
+	// The user's syncs reach the metrics (the HTTPAttach hooks).
+	metricsURL := strings.TrimSuffix(mcpURL, "/mcp") + "/metrics"
+	for {
+		body := ""
+		if resp, err := http.Get(metricsURL); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+		}
+		if strings.Contains(body, "opsearch_documents{") && strings.Contains(body, "opsearch_syncs_total{") {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("/metrics never showed the user's sync and documents:\n%s", body)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 
 	cancel()
 	select {

@@ -125,13 +125,12 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 		return openproject.New(openproject.Config{BaseURL: conn.baseURL, APIKey: key, Bearer: conn.bearer, Timeout: conn.timeout,
 			Logger: e.logger, HTTPClient: &http.Client{Transport: transport}})
 	}
-	var mgr *sync.Manager
-	attach := mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: spec, LogQueries: cfg.logQueries, Logger: e.logger})
-	mgr, err = sync.NewManager(sync.ManagerOptions{
+	var mgr *mcp.HTTPUsers
+	um := userMetrics{m: m, active: func() int { return mgr.ActiveUsers() }}
+	mgr, err = sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: conn.dataDir, NewClient: newClient,
-		Attach: func(u *sync.User) sync.Attachment {
-			return &meteredUser{Attachment: attach(u), user: u, m: m, active: func() int { return mgr.ActiveUsers() }}
-		},
+		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: spec, LogQueries: cfg.logQueries, Logger: e.logger},
+			mcp.HTTPUserHooks{OnSync: um.onSync, OnClose: um.onClose}),
 		Schedule: spec, IdleTimeout: hf.idleTimeout, MaxUsers: hf.maxUsers, MaxConcurrentSyncs: hf.maxSyncs,
 		UserOptions: conn.userOptions(e),
 		Logger:      e.logger,
@@ -216,32 +215,25 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	return runErr
 }
 
-// meteredUser feeds a user's syncs into the metrics: outcomes, document
+// userMetrics feeds users' syncs into the metrics: outcomes, document
 // counts (summed over users, never labelled by user) and active users.
-type meteredUser struct {
-	sync.Attachment
-	user   *sync.User
+type userMetrics struct {
 	m      *metrics.Metrics
 	active func() int
 }
 
-func (u *meteredUser) RecordSync(rep sync.Report, err error) {
-	u.Attachment.RecordSync(rep, err)
-	u.m.ObserveSync(rep, err)
-	key := u.user.Dir // a path, only used as a map key inside metrics
+func (um userMetrics) onSync(u *sync.User, rep sync.Report, err error) {
+	um.m.ObserveSync(rep, err)
+	key := u.Dir // a path, only used as a map key inside metrics
 	for _, k := range store.Kinds() {
-		if n, cerr := u.user.Store.Count(k); cerr == nil {
-			u.m.SetDocuments(key, string(k), n)
+		if n, cerr := u.Store.Count(k); cerr == nil {
+			um.m.SetDocuments(key, string(k), n)
 		}
 	}
-	u.m.SetActiveUsers(u.active())
+	um.m.SetActiveUsers(um.active())
 }
 
-// Unwrap lets the HTTP handler reach its own attachment.
-func (u *meteredUser) Unwrap() sync.Attachment { return u.Attachment }
-
-func (u *meteredUser) Close() error {
-	u.m.ForgetUser(u.user.Dir)
-	u.m.SetActiveUsers(max(0, u.active()-1))
-	return u.Attachment.Close()
+func (um userMetrics) onClose(u *sync.User) {
+	um.m.ForgetUser(u.Dir)
+	um.m.SetActiveUsers(max(0, um.active()-1))
 }
