@@ -61,6 +61,11 @@ type UserIndexOptions struct {
 	LogQueries bool
 	// Logger reports a query log that cannot be opened; nil discards.
 	Logger *slog.Logger
+	// Upstream, if set, says whether OpenProject is reachable (the
+	// sync.Manager's or sync.Runner's Upstream); while it is not, every
+	// search answer says so and since when, so an agent knows the answer
+	// comes from the index alone.
+	Upstream func() sync.Upstream
 }
 
 // NewUserIndex returns a UserIndex that is not ready.
@@ -240,7 +245,11 @@ func (s userSearcher) Search(ctx context.Context, q search.Query) (search.Respon
 		return search.Response{}, err
 	}
 	defer done()
-	return eng.Search(ctx, q)
+	resp, err := eng.Search(ctx, q)
+	if err == nil {
+		s.x.noteUpstream(&resp.Index)
+	}
+	return resp, err
 }
 
 func (s userSearcher) Freshness(ctx context.Context) (search.Freshness, error) {
@@ -249,7 +258,22 @@ func (s userSearcher) Freshness(ctx context.Context) (search.Freshness, error) {
 		return search.Freshness{}, err
 	}
 	defer done()
-	return eng.Freshness(ctx)
+	f, err := eng.Freshness(ctx)
+	if err == nil {
+		s.x.noteUpstream(&f)
+	}
+	return f, err
+}
+
+// noteUpstream records an outage in f: the index still answers, but
+// nothing newer than its last sync can be in it.
+func (x *UserIndex) noteUpstream(f *search.Freshness) {
+	if x.opts.Upstream == nil {
+		return
+	}
+	if up := x.opts.Upstream(); up.Down {
+		f.Unreachable = &search.Unreachable{Since: up.Since, LastError: up.LastError}
+	}
 }
 
 // ResolveProject implements projectResolver from the stored projects, so

@@ -167,12 +167,14 @@ type searchAnswer struct {
 // answerIndex is the index state as far as the searched kinds go.
 type answerIndex struct {
 	// User is whose index answered (id and login as OpenProject has them).
-	User       *search.Owner         `json:"user,omitempty"`
-	Ready      bool                  `json:"ready"`
-	Complete   bool                  `json:"complete"`
-	Rebuilding bool                  `json:"rebuilding,omitempty"`
-	Note       string                `json:"note,omitempty"`
-	Kinds      map[string]answerKind `json:"kinds,omitempty"`
+	User *search.Owner `json:"user,omitempty"`
+	// Unreachable says since when OpenProject cannot be reached, if now.
+	Unreachable *search.Unreachable   `json:"unreachable,omitempty"`
+	Ready       bool                  `json:"ready"`
+	Complete    bool                  `json:"complete"`
+	Rebuilding  bool                  `json:"rebuilding,omitempty"`
+	Note        string                `json:"note,omitempty"`
+	Kinds       map[string]answerKind `json:"kinds,omitempty"`
 }
 
 type answerKind struct {
@@ -496,7 +498,7 @@ func notReadyAnswer(q search.Query, note, why string) *searchAnswer {
 // indexState narrows the freshness to the searched kinds and says, in one
 // note, what an agent must know before trusting an empty or short answer.
 func indexState(f search.Freshness, kinds []indexer.Kind) answerIndex {
-	out := answerIndex{User: f.Owner, Ready: true, Complete: true, Rebuilding: f.Rebuilding, Kinds: map[string]answerKind{}}
+	out := answerIndex{User: f.Owner, Ready: true, Complete: true, Rebuilding: f.Rebuilding, Unreachable: f.Unreachable, Kinds: map[string]answerKind{}}
 	var incomplete, failed []string
 	for _, k := range kinds {
 		kf := f.Kinds[string(storeKindOf[k])]
@@ -512,6 +514,20 @@ func indexState(f search.Freshness, kinds []indexer.Kind) answerIndex {
 		out.Kinds[string(k)] = ak
 	}
 	var notes []string
+	if u := f.Unreachable; u != nil {
+		// As of the oldest last successful sync of the kinds searched.
+		var asOf *time.Time
+		for _, k := range kinds {
+			if ls := f.Kinds[string(storeKindOf[k])].LastSync; ls != nil && (asOf == nil || ls.Before(*asOf)) {
+				asOf = ls
+			}
+		}
+		note := "OpenProject unreachable since " + u.Since.UTC().Format(time.RFC3339) + "; answers come from the local index"
+		if asOf != nil {
+			note += " as of " + asOf.UTC().Format(time.RFC3339)
+		}
+		notes = append(notes, note)
+	}
 	if f.Rebuilding {
 		notes = append(notes, "the index is being rebuilt from the local store; results may be missing until it finishes")
 	}

@@ -24,6 +24,16 @@ type Freshness struct {
 	// Owner is whose index answered: the OpenProject user the store
 	// belongs to (absent before the store knows it).
 	Owner *Owner `json:"owner,omitempty"`
+	// Unreachable, when set, says OpenProject cannot be reached now, so
+	// the answer comes from the index as of its last sync alone. The
+	// server fills it in: this package never talks to OpenProject.
+	Unreachable *Unreachable `json:"unreachable,omitempty"`
+}
+
+// Unreachable describes an outage of OpenProject.
+type Unreachable struct {
+	Since     time.Time `json:"since"`
+	LastError string    `json:"lastError,omitempty"`
 }
 
 // Owner names the user an index belongs to.

@@ -28,8 +28,8 @@
 //   - One process per file. bbolt takes an exclusive file lock; a second Open
 //     of the same directory, from this or another process, waits at most
 //     Options.LockTimeout and then fails with a *LockedError (errors.Is
-//     ErrLocked). Commands that need a running server's data must talk to
-//     that server instead of opening the file.
+//     ErrLocked). Commands that need a running server's data talk to that
+//     server instead of opening the file (package control).
 //   - Copy-out semantics. bbolt's byte slices point into a memory map and are
 //     only valid inside their transaction. Every read method decodes (and so
 //     copies) inside the transaction; nothing handed to callers references

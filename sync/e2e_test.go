@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -425,11 +426,13 @@ func TestE2EOpenErrors(t *testing.T) {
 	e := newE2E(t, optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 10, WikiPages: 2, Meetings: 2}), optest.Options{}, Options{})
 	u := e.open(t, nil)
 
-	// A second opener fails fast and says why.
+	// A second opener fails fast and says why, and which process holds
+	// the files.
 	_, err := OpenUser(t.Context(), e.data, newClient(t, e.base, optest.AliceKey, nil), e.opts)
 	var le *LockedError
+	holder := fmt.Sprintf("another opsearch process (pid %d, opsearch, since ", os.Getpid())
 	if !errors.Is(err, ErrLocked) || !errors.As(err, &le) || !errors.Is(err, store.ErrLocked) ||
-		!strings.Contains(err.Error(), "another opsearch process is using "+u.Dir) {
+		!strings.HasPrefix(err.Error(), holder) || !strings.HasSuffix(err.Error(), ") is using "+u.Dir) {
 		t.Fatalf("second OpenUser: %v", err)
 	}
 	if _, err := OpenLocal(t.Context(), e.data, "", 0, e.opts); !errors.Is(err, ErrLocked) {

@@ -23,6 +23,7 @@ const (
 	DefaultMaxConcurrentSyncs = 4
 	DefaultKeyCacheTTL        = time.Minute
 	DefaultInvalidKeyTTL      = 10 * time.Second
+	DefaultKeyGrace           = 30 * time.Minute
 	// maxKeyCache bounds the validation cache, which strangers can grow
 	// by sending random keys.
 	maxKeyCache = 10000
@@ -71,8 +72,20 @@ type ManagerOptions[A Attachment] struct {
 	// KeyCacheTTL is how long a validated key is trusted without asking
 	// /users/me again; InvalidKeyTTL the same for a rejected key.
 	KeyCacheTTL, InvalidKeyTTL time.Duration
+	// KeyGrace is how long after OpenProject last confirmed a key the
+	// key keeps being served while OpenProject cannot confirm it again:
+	// an expired validation is renewed in the background, and the
+	// request goes on with the identity it had, unless OpenProject
+	// rejects the key. This keeps the index answering through an outage
+	// instead of failing every request once KeyCacheTTL passed. Default
+	// DefaultKeyGrace; negative disables it.
+	KeyGrace time.Duration
 	// UserOptions are passed to OpenUser.
 	UserOptions UserOptions
+	// OnOpen, if set, is called with every user opened (see OnOpenFunc);
+	// what it returns is called when the user is stopped, before the
+	// attachment is closed.
+	OnOpen OnOpenFunc
 	// Logger receives the manager's messages; nil discards.
 	Logger *slog.Logger
 	// Now is the clock of the caches and idle stops; nil means time.Now.
@@ -102,6 +115,8 @@ type Manager[A Attachment] struct {
 	keyMu     gosync.Mutex
 	keys      map[[sha256.Size]byte]keyEntry
 
+	up upstream
+
 	mu      gosync.Mutex
 	closed  bool
 	entries map[userKey]*entry[A]
@@ -124,6 +139,8 @@ type keyEntry struct {
 	instance string
 	err      error
 	expires  time.Time
+	// verified is when OpenProject confirmed the key (a success only).
+	verified time.Time
 }
 
 // entry is one open (or opening) user.
@@ -135,6 +152,7 @@ type entry[A Attachment] struct {
 	user   *User
 	att    A
 	sch    *Scheduler
+	closed func() // undoes ManagerOptions.OnOpen
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start goroutine ended
 
@@ -169,6 +187,9 @@ func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 	}
 	if opts.InvalidKeyTTL <= 0 {
 		opts.InvalidKeyTTL = DefaultInvalidKeyTTL
+	}
+	if opts.KeyGrace == 0 {
+		opts.KeyGrace = DefaultKeyGrace
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -226,6 +247,13 @@ func (m *Manager[A]) Validate(ctx context.Context, key string) (Identity, error)
 			}()
 			return m.validate(key, h), nil
 		})
+		// Within the grace period the request goes on with the identity
+		// OpenProject confirmed before; the check runs on in the
+		// background and caches its answer (a rejection included) for
+		// the requests after this one.
+		if ok && ke.err == nil && m.opts.KeyGrace > 0 && now.Before(ke.verified.Add(m.opts.KeyGrace)) {
+			return identityOf(ke), nil
+		}
 		select {
 		case r := <-ch:
 			if r.Err != nil {
@@ -239,8 +267,16 @@ func (m *Manager[A]) Validate(ctx context.Context, key string) (Identity, error)
 	if ke.err != nil {
 		return Identity{}, ke.err
 	}
-	return Identity{Instance: ke.instance, UserID: ke.me.ID, Login: ke.me.Login, Name: ke.me.Name}, nil
+	return identityOf(ke), nil
 }
+
+func identityOf(ke keyEntry) Identity {
+	return Identity{Instance: ke.instance, UserID: ke.me.ID, Login: ke.me.Login, Name: ke.me.Name}
+}
+
+// Upstream is what the Manager last learned about reaching OpenProject,
+// from key checks and syncs.
+func (m *Manager[A]) Upstream() Upstream { return m.up.get() }
 
 // validate asks /users/me, detached from any one caller's context (the
 // singleflight shares the answer), and caches definite answers.
@@ -256,10 +292,15 @@ func (m *Manager[A]) validate(key string, h [sha256.Size]byte) keyEntry {
 	ctx, cancel := context.WithTimeout(m.ctx, 30*time.Second)
 	defer cancel()
 	me, err := client.Me(ctx)
+	if err != nil && ctx.Err() != nil && m.ctx.Err() == nil {
+		err = fmt.Errorf("validate key: %w: %w", errCheckTimeout, err)
+	}
+	m.up.observe(err, m.opts.Now())
 	ke := keyEntry{me: me, instance: inst, err: err}
 	switch {
 	case err == nil:
-		ke.expires = m.opts.Now().Add(m.opts.KeyCacheTTL)
+		ke.verified = m.opts.Now()
+		ke.expires = ke.verified.Add(m.opts.KeyCacheTTL)
 	case errors.Is(err, openproject.ErrUnauthenticated), errors.Is(err, openproject.ErrPermission):
 		ke.expires = m.opts.Now().Add(m.opts.InvalidKeyTTL)
 	default:
@@ -430,6 +471,7 @@ func (m *Manager[A]) open(e *entry[A], key string, id Identity) {
 	sch, err := NewScheduler(u.Worker, SchedulerOptions{
 		Spec: m.opts.Schedule, Logger: m.opts.Logger,
 		OnSync: func(rep Report, err error) {
+			m.up.observe(err, m.opts.Now())
 			e.att.RecordSync(rep, err)
 			if errors.Is(err, openproject.ErrUnauthenticated) {
 				// The worker's key was revoked: it must not keep syncing
@@ -454,6 +496,12 @@ func (m *Manager[A]) open(e *entry[A], key string, id Identity) {
 		return
 	}
 	e.sch = sch
+	e.closed = func() {}
+	if m.opts.OnOpen != nil {
+		if c := m.opts.OnOpen(u, syncNowOf(sch)); c != nil {
+			e.closed = c
+		}
+	}
 	m.log.Info("user started", "user_id", id.UserID, "dir", u.Dir)
 	close(e.ready)
 	m.bg.Add(1)
@@ -468,6 +516,18 @@ func (m *Manager[A]) open(e *entry[A], key string, id Identity) {
 			sch.Start(ctx)
 		}
 	}()
+}
+
+// syncNowOf is the sync-now function of a user's scheduler, which says
+// why it cannot sync before the scheduler started (a rebuild runs).
+func syncNowOf(sch *Scheduler) func(context.Context) (Report, error) {
+	return func(ctx context.Context) (Report, error) {
+		rep, err := sch.SyncNow(ctx)
+		if errors.Is(err, ErrNotStarted) {
+			return rep, fmt.Errorf("%w: the index is being rebuilt from the store, or the user is stopping", ErrNotSyncing)
+		}
+		return rep, err
+	}
 }
 
 func (m *Manager[A]) forgetKey(key string) {
@@ -499,6 +559,7 @@ func (m *Manager[A]) stop(e *entry[A]) {
 			m.released.Wait() // a running request finishes first
 		}
 		m.mu.Unlock()
+		e.closed()
 		if err := e.att.Close(); err != nil {
 			m.log.Error("close user", "user_id", e.key.id, "error", err)
 		}

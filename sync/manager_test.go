@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"errors"
+	"runtime"
 	gosync "sync"
 	"testing"
 	"time"
@@ -81,7 +82,8 @@ func TestManagerKeyCacheExpires(t *testing.T) {
 	now := time.Now()
 	var mu gosync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	m, op := newTestManager(t, ManagerOptions[*testAttachment]{Now: clock, KeyCacheTTL: time.Minute})
+	// Without the grace period, so the second check is in the foreground.
+	m, op := newTestManager(t, ManagerOptions[*testAttachment]{Now: clock, KeyCacheTTL: time.Minute, KeyGrace: -1})
 	ctx := context.Background()
 	if _, err := m.Validate(ctx, optest.BobKey); err != nil {
 		t.Fatal(err)
@@ -265,5 +267,111 @@ func TestManagerCloseWaitsForRevokedStop(t *testing.T) {
 	// Closed files: the store refuses reads.
 	if _, err := att.u.Store.Count(store.KindWorkPackage); err == nil {
 		t.Error("Close returned while the revoked user's store was still open")
+	}
+}
+
+// TestManagerOnOpen: the OnOpen hook sees every user the Manager opens,
+// with a sync-now function that runs a sync of that user in its
+// scheduler, and is undone before the user's files close.
+func TestManagerOnOpen(t *testing.T) {
+	type hooked struct {
+		u       *User
+		syncNow func(context.Context) (Report, error)
+	}
+	opened := make(chan hooked, 2)
+	closedOpen := make(chan bool, 2)
+	m, _ := newTestManager(t, ManagerOptions[*testAttachment]{
+		OnOpen: func(u *User, sn func(context.Context) (Report, error)) func() {
+			opened <- hooked{u, sn}
+			return func() {
+				_, _, err := u.Store.Identity()
+				closedOpen <- err == nil
+			}
+		},
+	})
+	l, err := m.Acquire(t.Context(), optest.AliceKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := <-opened
+	if h.u != l.Attachment.u {
+		t.Fatalf("the hook got another user than the attachment")
+	}
+	// The scheduler starts once the (empty) index is checked; until then
+	// sync-now says so rather than failing silently.
+	var rep Report
+	for {
+		rep, err = h.syncNow(t.Context())
+		if !errors.Is(err, ErrNotSyncing) {
+			break
+		}
+		runtime.Gosched()
+	}
+	if err != nil || rep.Kinds[store.KindWorkPackage] == nil || rep.Kinds[store.KindWorkPackage].Fetched == 0 {
+		t.Fatalf("sync through the hook: %+v, %v", rep, err)
+	}
+	l.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if open := <-closedOpen; !open {
+		t.Error("the hook was undone after the user's files closed")
+	}
+}
+
+// TestManagerKeyGraceDuringOutage: once a key's validation expired, a key
+// OpenProject confirmed recently keeps being served while OpenProject is
+// down or hangs, without waiting for it; past the grace period the
+// outage is reported; the Manager says since when OpenProject is
+// unreachable, and forgets it when OpenProject answers again.
+func TestManagerKeyGraceDuringOutage(t *testing.T) {
+	for _, fault := range []struct {
+		name   string
+		faults optest.Faults
+	}{
+		{"down", optest.Faults{FailNext: 1 << 30, FailStatus: 503}},
+		{"hanging", optest.Faults{HangNext: 1 << 30}},
+	} {
+		t.Run(fault.name, func(t *testing.T) {
+			t0 := time.Now()
+			now := t0
+			var mu gosync.Mutex
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			advance := func(d time.Duration) { mu.Lock(); now = t0.Add(d); mu.Unlock() }
+			m, op := newTestManager(t, ManagerOptions[*testAttachment]{Now: clock, KeyCacheTTL: time.Minute, KeyGrace: 10 * time.Minute})
+			ctx := context.Background()
+			if _, err := m.Validate(ctx, optest.AliceKey); err != nil {
+				t.Fatal(err)
+			}
+			if up := m.Upstream(); up.Down {
+				t.Fatalf("upstream %+v after a successful check", up)
+			}
+			op.SetFaults(fault.faults)
+			advance(2 * time.Minute) // the validation expired, the grace has not
+			id, err := m.Validate(ctx, optest.AliceKey)
+			if err != nil || id.Login != "alice" {
+				t.Fatalf("within the grace period: %+v, %v; want alice served", id, err)
+			}
+			if fault.name == "hanging" {
+				return // the check in flight hangs until the Manager closes
+			}
+			advance(11 * time.Minute) // past the grace period
+			if _, err := m.Validate(ctx, optest.AliceKey); !errors.Is(err, openproject.ErrServer) {
+				t.Fatalf("past the grace period: %v, want the server error", err)
+			}
+			up := m.Upstream()
+			if !up.Down || up.Since.Before(t0.Add(2*time.Minute)) || up.LastError == "" {
+				t.Errorf("upstream %+v, want down since the first failed check", up)
+			}
+			op.SetFaults(optest.Faults{})
+			if _, err := m.Validate(ctx, optest.AliceKey); err != nil {
+				t.Fatal(err)
+			}
+			if up := m.Upstream(); up.Down {
+				t.Errorf("upstream %+v after OpenProject answered again", up)
+			}
+		})
 	}
 }

@@ -53,8 +53,14 @@ type Scheduler struct {
 	sch  cron.Schedule
 
 	trigger chan struct{}
+	// turn is held by the one sync of this scheduler that runs: a
+	// scheduled tick skips while it is taken, a trigger or SyncNow waits
+	// for it, so syncs never overlap and SyncNow can wait its turn
+	// instead of failing with ErrSyncRunning.
+	turn    chan struct{}
 	mu      gosync.Mutex
 	cancel  context.CancelFunc
+	stopped bool
 	wg      gosync.WaitGroup
 	ctx     context.Context
 	back    backoff
@@ -90,7 +96,7 @@ func NewScheduler(w *Worker, opts SchedulerOptions) (*Scheduler, error) {
 		// (robfig/cron #366).
 		cron.WithChain(cron.SkipIfStillRunning(cl), cron.Recover(cl)),
 	)
-	return &Scheduler{w: w, opts: opts, log: log, cron: c, sch: sch, trigger: make(chan struct{}, 1)}, nil
+	return &Scheduler{w: w, opts: opts, log: log, cron: c, sch: sch, trigger: make(chan struct{}, 1), turn: make(chan struct{}, 1)}, nil
 }
 
 // Start schedules syncs and runs one right away. Syncs run with a context
@@ -98,7 +104,7 @@ func NewScheduler(w *Worker, opts SchedulerOptions) (*Scheduler, error) {
 func (s *Scheduler) Start(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cancel != nil {
+	if s.cancel != nil || s.stopped {
 		return
 	}
 	s.ctx, s.cancel = context.WithCancel(ctx)
@@ -114,6 +120,7 @@ func (s *Scheduler) Start(ctx context.Context) {
 func (s *Scheduler) Stop() {
 	s.mu.Lock()
 	cancel := s.cancel
+	s.stopped = true
 	s.mu.Unlock()
 	if cancel == nil {
 		return
@@ -144,36 +151,101 @@ func (s *Scheduler) loop(ctx context.Context) {
 	}
 }
 
+// SyncNow runs a sync now for someone who asked for it (`opsearch sync`
+// beside a running server) and returns its outcome. A sync already
+// running is waited for, and then another one runs, so the sync reported
+// started after the call; the failure backoff does not apply. It fails
+// with ErrNotStarted before Start or after Stop, and with ctx's error
+// when ctx ends first.
+func (s *Scheduler) SyncNow(ctx context.Context) (Report, error) {
+	s.mu.Lock()
+	if s.cancel == nil || s.stopped {
+		s.mu.Unlock()
+		return Report{}, ErrNotStarted
+	}
+	// Added under mu, which Stop takes before it waits: the WaitGroup
+	// never grows while Stop waits on it.
+	s.wg.Add(1)
+	sctx := s.ctx
+	s.mu.Unlock()
+	defer s.wg.Done()
+	// The sync runs under the scheduler's context, so Stop cancels it,
+	// and ends too when the caller leaves.
+	rctx, cancel := mergeCancel(sctx, ctx)
+	defer cancel()
+	rep, ran, err := s.runOnce(rctx, false)
+	switch {
+	case ctx.Err() != nil:
+		return rep, context.Cause(ctx)
+	case !ran && err == nil:
+		return rep, ErrNotStarted
+	}
+	return rep, err
+}
+
+// ErrNotStarted is returned by SyncNow when the scheduler is not running.
+var ErrNotStarted = errors.New("the sync scheduler is not running")
+
+// mergeCancel returns a context of a that also ends when b ends, and
+// the function that releases it.
+func mergeCancel(a, b context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(a)
+	stop := context.AfterFunc(b, func() { cancel(context.Cause(b)) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
 // runOnce runs one sync, recovering a panic so that neither the trigger
-// loop nor cron dies with it. Scheduled runs respect the failure backoff;
-// triggered ones do not, since a user asked for them.
-func (s *Scheduler) runOnce(ctx context.Context, scheduled bool) {
+// loop nor cron dies with it, and reports whether it ran. Scheduled runs
+// respect the failure backoff and skip while another sync runs;
+// triggered ones wait their turn and ignore the backoff, since a user
+// asked for them.
+func (s *Scheduler) runOnce(ctx context.Context, scheduled bool) (rep Report, ran bool, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("sync panicked", "panic", v)
 			s.back.fail(s.opts.Now(), s.interval(), s.opts.BackoffMax)
+			ran, err = true, fmt.Errorf("sync panicked: %v", v)
 		}
 	}()
 	if ctx.Err() != nil {
-		return
+		return Report{}, false, nil
 	}
 	if scheduled && !s.back.allow(s.opts.Now()) {
 		s.log.Debug("sync skipped: backing off after failures")
-		return
+		return Report{}, false, nil
 	}
+	if scheduled {
+		select {
+		case s.turn <- struct{}{}:
+		default:
+			s.log.Debug("sync skipped: already running")
+			return Report{}, false, nil
+		}
+	} else {
+		select {
+		case s.turn <- struct{}{}:
+		case <-ctx.Done():
+			return Report{}, false, nil
+		}
+	}
+	defer func() { <-s.turn }()
 	if s.opts.Acquire != nil {
 		release, err := s.opts.Acquire(ctx)
 		if err != nil {
 			// Only a cancelled wait fails: Stop is under way.
-			return
+			return Report{}, false, nil
 		}
 		defer release()
 	}
-	rep, err := s.w.Sync(ctx)
+	rep, err = s.w.Sync(ctx)
 	switch {
 	case errors.Is(err, ErrSyncRunning):
+		// A rebuild of the index holds the worker.
 		s.log.Debug("sync skipped: already running")
-		return
+		return rep, false, err
 	case err != nil && ctx.Err() != nil:
 		// Cancelled by Stop: not a failure worth logging.
 	case err != nil:
@@ -188,6 +260,7 @@ func (s *Scheduler) runOnce(ctx context.Context, scheduled bool) {
 	if s.opts.OnSync != nil {
 		s.opts.OnSync(rep, err)
 	}
+	return rep, true, err
 }
 
 // interval estimates the schedule's interval from two consecutive runs.

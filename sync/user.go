@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,10 +44,17 @@ var ErrLocked = errors.New("user data is locked")
 // indexer.ErrLocked.
 type LockedError struct {
 	Dir string
-	Err error
+	// Holder describes the process holding the files ("pid 4242,
+	// opsearch serve, since 2026-12-01 11:02:03"), read from the note it
+	// left in Dir; empty when unknown.
+	Holder string
+	Err    error
 }
 
 func (e *LockedError) Error() string {
+	if e.Holder != "" {
+		return "another opsearch process (" + e.Holder + ") is using " + e.Dir
+	}
 	return "another opsearch process is using " + e.Dir
 }
 
@@ -149,6 +157,10 @@ type UserOptions struct {
 	// RebuildProgress, if set, is called during a rebuild of the index from
 	// the store with the documents added so far and the total.
 	RebuildProgress func(done, total int)
+	// Holder names this process in the note a user directory keeps about
+	// who holds its files ("opsearch serve"), which another process's
+	// LockedError reports; default "opsearch". Never put a key here.
+	Holder string
 }
 
 // User is one user's opened data: store, index and (for OpenUser) the
@@ -269,7 +281,7 @@ func OpenUser(ctx context.Context, dataDir string, api UserAPI, opts UserOptions
 // before OpenLocal returns (progress reports it), so a search after a
 // mapping change still answers. The returned User has no Worker.
 func OpenLocal(ctx context.Context, dataDir, baseURL string, userID int64, opts UserOptions) (*User, error) {
-	lu, err := findLocalUser(dataDir, baseURL, userID)
+	lu, err := FindLocalUser(dataDir, baseURL, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -350,8 +362,9 @@ func LocalUsers(dataDir string) ([]LocalUser, error) {
 	return out, nil
 }
 
-// findLocalUser picks the user directory OpenLocal opens.
-func findLocalUser(dataDir, baseURL string, userID int64) (LocalUser, error) {
+// FindLocalUser picks the user directory OpenLocal opens (see there),
+// without opening it: a *ChooseUserError when none or several match.
+func FindLocalUser(dataDir, baseURL string, userID int64) (LocalUser, error) {
 	inst := ""
 	if baseURL != "" {
 		var err error
@@ -421,7 +434,7 @@ func openDir(dir string, opts UserOptions) (*User, error) {
 	}
 	st, err := store.Open(dir, store.Options{LockTimeout: opts.LockTimeout})
 	if errors.Is(err, store.ErrLocked) {
-		return nil, &LockedError{Dir: dir, Err: err}
+		return nil, &LockedError{Dir: dir, Holder: readHolder(dir), Err: err}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -430,16 +443,57 @@ func openDir(dir string, opts UserOptions) (*User, error) {
 	if err != nil {
 		_ = st.Close()
 		if errors.Is(err, indexer.ErrLocked) {
-			return nil, &LockedError{Dir: dir, Err: err}
+			return nil, &LockedError{Dir: dir, Holder: readHolder(dir), Err: err}
 		}
 		return nil, fmt.Errorf("open index: %w", err)
 	}
+	writeHolder(dir, opts.Holder, log)
 	return &User{
 		Store: st, Index: idx, Dir: dir,
 		log:    log.With("subsystem", "sync", "dir", dir),
 		cancel: func() {},
 		done:   make(chan struct{}),
 	}, nil
+}
+
+// HolderFileName is the note in a user directory that says which process
+// holds its files, for the error another process gets.
+const HolderFileName = "holder.json"
+
+type holderNote struct {
+	PID     int       `json:"pid"`
+	Command string    `json:"command"`
+	Since   time.Time `json:"since"`
+}
+
+// writeHolder records this process as the holder of dir's files. It is
+// written while holding the locks, so a note read by a process that
+// failed to lock is the holder's (or missing, if it is not written yet).
+func writeHolder(dir, command string, log *slog.Logger) {
+	if command == "" {
+		command = "opsearch"
+	}
+	b, err := json.Marshal(holderNote{PID: os.Getpid(), Command: command, Since: time.Now().UTC().Truncate(time.Second)})
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, HolderFileName), b, 0o600)
+	}
+	if err != nil {
+		log.Warn("cannot record this process as the holder of the user's files", "error", err)
+	}
+}
+
+// readHolder describes the process that holds dir's files, from its
+// note; "" when there is none or it cannot be read.
+func readHolder(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, HolderFileName))
+	if err != nil {
+		return ""
+	}
+	var n holderNote
+	if json.Unmarshal(b, &n) != nil || n.PID <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("pid %d, %s, since %s", n.PID, n.Command, n.Since.Local().Format(time.DateTime))
 }
 
 // adoptIdentity records want as the store's identity, or refuses a store

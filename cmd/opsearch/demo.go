@@ -123,7 +123,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	}
 	conn := &connConfig{baseURL: baseURL, dataDir: *dataDir, timeout: 30 * time.Second}
 	return runServeHTTP(ctx, e, httpServe{
-		conn: conn, flags: &httpFlags{addr: *addr, idleTimeout: sync.DefaultIdleTimeout, maxUsers: sync.DefaultMaxUsers, maxSyncs: sync.DefaultMaxConcurrentSyncs},
+		conn: conn, flags: &httpFlags{addr: *addr, idleTimeout: sync.DefaultIdleTimeout, maxUsers: sync.DefaultMaxUsers, maxSyncs: sync.DefaultMaxConcurrentSyncs, keyGrace: sync.DefaultKeyGrace},
 		spec: sync.DefaultSpec,
 		ready: func(addr string) {
 			printDemo(e.stdout, "http://"+addr+"/mcp", baseURL, *dataDir, examples)

@@ -45,7 +45,7 @@ func runEval(ctx context.Context, e env, args []string) error {
 		}
 		variants = append(variants, extra...)
 	}
-	u, err := openLocal(ctx, e, conn, *userID)
+	u, err := openFiles(ctx, e, conn, *userID, "opsearch eval")
 	if err != nil {
 		return err
 	}

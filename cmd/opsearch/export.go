@@ -31,7 +31,7 @@ func runExport(ctx context.Context, e env, args []string) error {
 	if err := conn.finish(e, false); err != nil {
 		return err
 	}
-	u, err := openLocal(ctx, e, conn, *userID)
+	u, err := openFiles(ctx, e, conn, *userID, "opsearch export")
 	if err != nil {
 		return err
 	}

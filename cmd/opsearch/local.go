@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/opsearch/opsearch/control"
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/search"
@@ -41,50 +42,79 @@ func runSync(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	prog := newProgress(e.stderr)
 	uo := conn.userOptions(e)
-	uo.WorkerOptions.Progress = func(k store.Kind, done, total int) { prog.update(string(k), done, total) }
-	u, err := sync.OpenUser(ctx, conn.dataDir, client, uo)
-	if err != nil {
-		return err
-	}
-	defer u.Close()
-	if err := u.WaitRebuild(ctx); err != nil {
-		return err
-	}
-	rep, err := u.Worker.Sync(ctx)
-	prog.finish()
-	if err != nil {
+	uo.Holder = "opsearch sync"
+	rep, dir, err := syncUser(ctx, e, conn, client, uo)
+	if err != nil && rep.Kinds == nil {
 		return err
 	}
 	if *jsonOut {
-		if err := printJSON(e.stdout, syncSummary(rep)); err != nil {
-			return err
+		if perr := printJSON(e.stdout, rep.Summary()); perr != nil {
+			return perr
 		}
 	} else {
-		printSyncReport(e.stdout, rep, u.Dir)
+		printSyncReport(e.stdout, rep, dir)
+	}
+	if err != nil {
+		return err
 	}
 	return rep.Err()
 }
 
-type kindSummary struct {
-	Fetched     int    `json:"fetched"`
-	Updated     int    `json:"updated"`
-	Deleted     int    `json:"deleted"`
-	Error       string `json:"error,omitempty"`
-	Unsupported bool   `json:"unsupported,omitempty"`
+// syncUser syncs the key's user: in the opsearch process that holds the
+// user's files, if one does, or here.
+func syncUser(ctx context.Context, e env, conn *connConfig, client *openproject.Client, uo sync.UserOptions) (sync.Report, string, error) {
+	me, err := client.Me(ctx)
+	if err != nil {
+		return sync.Report{}, "", fmt.Errorf("resolve user: %w", err)
+	}
+	dir, err := store.UserDir(conn.dataDir, client.BaseURL(), me.ID)
+	if err != nil {
+		return sync.Report{}, "", err
+	}
+	if rc, err := dialHolder(ctx, e, dir); err != nil {
+		return sync.Report{}, "", err
+	} else if rc != nil {
+		defer rc.Close()
+		fmt.Fprintf(e.stderr, "syncing in the opsearch process that holds %s (%s)\n", dir, rc.Holder())
+		rep, err := rc.Sync(ctx)
+		return rep, dir, err
+	}
+	prog := newProgress(e.stderr)
+	uo.WorkerOptions.Progress = func(k store.Kind, done, total int) { prog.update(string(k), done, total) }
+	u, err := sync.OpenUser(ctx, conn.dataDir, meClient{client, me}, uo)
+	if err != nil {
+		return sync.Report{}, "", err
+	}
+	defer u.Close()
+	if err := u.WaitRebuild(ctx); err != nil {
+		return sync.Report{}, "", err
+	}
+	rep, err := u.Worker.Sync(ctx)
+	prog.finish()
+	return rep, u.Dir, err
 }
 
-func syncSummary(rep sync.Report) map[string]any {
-	kinds := map[string]kindSummary{}
-	for k, kr := range rep.Kinds {
-		ks := kindSummary{Fetched: kr.Fetched, Updated: kr.Updated, Deleted: kr.Deleted, Unsupported: kr.Unsupported}
-		if kr.Err != nil {
-			ks.Error = kr.Err.Error()
-		}
-		kinds[string(k)] = ks
+// meClient answers /users/me from the answer already fetched.
+type meClient struct {
+	*openproject.Client
+	me openproject.User
+}
+
+func (c meClient) Me(context.Context) (openproject.User, error) { return c.me, nil }
+
+// dialHolder connects to the opsearch process serving the user directory
+// dir, if one does; nil when none does, so the caller opens the files.
+func dialHolder(ctx context.Context, e env, dir string) (*control.Client, error) {
+	rc, err := control.Dial(ctx, dir)
+	switch {
+	case errors.Is(err, control.ErrNoServer):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reach the opsearch process using %s: %w", dir, err)
 	}
-	return map[string]any{"started": rep.Started, "durationMs": rep.Duration.Milliseconds(), "requests": rep.Requests, "kinds": kinds}
+	e.logger.Debug("answering through the opsearch process holding the files", "dir", dir, "holder", rc.Holder())
+	return rc, nil
 }
 
 func printSyncReport(w io.Writer, rep sync.Report, dir string) {
@@ -108,13 +138,68 @@ func printSyncReport(w io.Writer, rep sync.Report, dir string) {
 	fmt.Fprintf(w, "synced in %s with %d requests into %s\n", rep.Duration.Round(time.Millisecond), rep.Requests, dir)
 }
 
-// openLocal opens the configured user's data without the network.
-func openLocal(ctx context.Context, e env, conn *connConfig, userID int64) (*sync.User, error) {
-	u, err := sync.OpenLocal(ctx, conn.dataDir, conn.baseURL, userID, conn.userOptions(e))
+// localIndex is a user's index as the offline commands see it: through
+// the opsearch process that holds the files, or opened here.
+type localIndex interface {
+	Search(ctx context.Context, q search.Query) (search.Response, error)
+	Freshness(ctx context.Context) (search.Freshness, error)
+	Close()
+}
+
+// localUser is a user's data opened in this process.
+type localUser struct {
+	u   *sync.User
+	eng *search.Engine
+}
+
+func (l localUser) Search(ctx context.Context, q search.Query) (search.Response, error) {
+	return l.eng.Search(ctx, q)
+}
+func (l localUser) Freshness(ctx context.Context) (search.Freshness, error) {
+	return l.eng.Freshness(ctx)
+}
+func (l localUser) Close() { _ = l.u.Close() }
+
+// remoteUser is a user's data held by another opsearch process.
+type remoteUser struct{ *control.Client }
+
+// openLocal opens the configured user's index without the network: in
+// the opsearch process that holds it if one does (opsearch serve), here
+// otherwise. It returns the index, its user directory and identity.
+func openLocal(ctx context.Context, e env, conn *connConfig, userID int64, holder string) (localIndex, string, store.Identity, error) {
+	lu, err := sync.FindLocalUser(conn.dataDir, conn.baseURL, userID)
 	if err != nil {
-		return nil, err
+		return nil, "", store.Identity{}, err
 	}
-	return u, nil
+	rc, err := dialHolder(ctx, e, lu.Dir)
+	if err != nil {
+		return nil, "", store.Identity{}, err
+	}
+	if rc != nil {
+		st := rc.Status
+		return remoteUser{rc}, lu.Dir, store.Identity{BaseURL: st.BaseURL, Instance: lu.Instance, UserID: st.UserID, Login: st.Login}, nil
+	}
+	uo := conn.userOptions(e)
+	uo.Holder = holder
+	u, err := sync.OpenLocal(ctx, conn.dataDir, conn.baseURL, userID, uo)
+	if err != nil {
+		return nil, "", store.Identity{}, err
+	}
+	eng := search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding})
+	return localUser{u, eng}, u.Dir, u.Identity, nil
+}
+
+// openFiles opens the configured user's data in this process, for the
+// commands that need the files themselves (eval, export): they cannot
+// run while another process holds them.
+func openFiles(ctx context.Context, e env, conn *connConfig, userID int64, holder string) (*sync.User, error) {
+	uo := conn.userOptions(e)
+	uo.Holder = holder
+	u, err := sync.OpenLocal(ctx, conn.dataDir, conn.baseURL, userID, uo)
+	if errors.Is(err, sync.ErrLocked) {
+		return nil, fmt.Errorf("%w: %s needs the files themselves; stop that process first (search, status and sync work beside it)", err, holder)
+	}
+	return u, err
 }
 
 // runSearch searches the local index; it makes no API calls.
@@ -151,13 +236,12 @@ func runSearch(ctx context.Context, e env, args []string) error {
 	if *project != 0 {
 		q.ProjectIDs = []int64{*project}
 	}
-	u, err := openLocal(ctx, e, conn, *userID)
+	li, _, _, err := openLocal(ctx, e, conn, *userID, "opsearch search")
 	if err != nil {
 		return err
 	}
-	defer u.Close()
-	eng := search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding})
-	resp, err := eng.Search(ctx, q)
+	defer li.Close()
+	resp, err := li.Search(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -225,20 +309,22 @@ func runStatus(ctx context.Context, e env, args []string) error {
 	if err := conn.finish(e, false); err != nil {
 		return err
 	}
-	u, err := openLocal(ctx, e, conn, *userID)
+	li, dir, id, err := openLocal(ctx, e, conn, *userID, "opsearch status")
 	if err != nil {
 		return err
 	}
-	defer u.Close()
-	eng := search.New(u.Store, u.Index, search.Options{Rebuilding: u.Rebuilding})
-	f, err := eng.Freshness(ctx)
+	defer li.Close()
+	f, err := li.Freshness(ctx)
 	if err != nil {
 		return err
 	}
 	if *jsonOut {
 		return printJSON(e.stdout, f)
 	}
-	fmt.Fprintf(e.stdout, "user %d (%s) at %s\ndata: %s\n", u.Identity.UserID, u.Identity.Login, u.Identity.BaseURL, u.Dir)
+	fmt.Fprintf(e.stdout, "user %d (%s) at %s\ndata: %s\n", id.UserID, id.Login, id.BaseURL, dir)
+	if rc, ok := li.(remoteUser); ok {
+		fmt.Fprintf(e.stdout, "served by: %s, since %s\n", rc.Holder(), rc.Status.Since.Local().Format(time.DateTime))
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tSTORE\tINDEX\tLAST SYNC\tCOMPLETE\tLAST ERROR")
 	for _, k := range store.Kinds() {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opsearch/opsearch/control"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/metrics"
 	"github.com/opsearch/opsearch/openproject"
@@ -25,6 +26,7 @@ type httpFlags struct {
 	idleTimeout    time.Duration
 	maxUsers       int
 	maxSyncs       int
+	keyGrace       time.Duration
 	allowedOrigins string
 	allowedHosts   string
 }
@@ -42,6 +44,7 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 	fs.DurationVar(&h.idleTimeout, "idle-timeout", sync.DefaultIdleTimeout, "HTTP mode: stop a user's sync worker and close their index after this long without a request")
 	fs.IntVar(&h.maxUsers, "max-users", sync.DefaultMaxUsers, "HTTP mode: most users active at once (more get 503)")
 	fs.IntVar(&h.maxSyncs, "max-syncs", sync.DefaultMaxConcurrentSyncs, "HTTP mode: most syncs running at once across users")
+	fs.DurationVar(&h.keyGrace, "key-grace", sync.DefaultKeyGrace, "HTTP mode: how long after OpenProject last confirmed a key its index keeps answering while OpenProject is unreachable (negative: never)")
 	fs.StringVar(&h.allowedOrigins, "allowed-origins", e.getenv("OPSEARCH_ALLOWED_ORIGINS"), "HTTP mode: comma-separated browser origins allowed to call the server, * for any (env OPSEARCH_ALLOWED_ORIGINS; loopback origins are allowed on loopback)")
 	fs.StringVar(&h.allowedHosts, "allowed-hosts", e.getenv("OPSEARCH_ALLOWED_HOSTS"), "HTTP mode: comma-separated Host header values accepted besides loopback names, e.g. behind a reverse proxy (env OPSEARCH_ALLOWED_HOSTS)")
 	return h
@@ -127,12 +130,16 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	}
 	var mgr *mcp.HTTPUsers
 	um := userMetrics{m: m, active: func() int { return mgr.ActiveUsers() }}
+	uo := conn.userOptions(e)
+	uo.Holder = "opsearch serve --http"
 	mgr, err = sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: conn.dataDir, NewClient: newClient,
-		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: spec, LogQueries: cfg.logQueries, Logger: e.logger},
+		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: spec, LogQueries: cfg.logQueries, Logger: e.logger,
+			Upstream: func() sync.Upstream { return mgr.Upstream() }},
 			mcp.HTTPUserHooks{OnSync: um.onSync, OnClose: um.onClose}),
-		Schedule: spec, IdleTimeout: hf.idleTimeout, MaxUsers: hf.maxUsers, MaxConcurrentSyncs: hf.maxSyncs,
-		UserOptions: conn.userOptions(e),
+		Schedule: spec, IdleTimeout: hf.idleTimeout, MaxUsers: hf.maxUsers, MaxConcurrentSyncs: hf.maxSyncs, KeyGrace: hf.keyGrace,
+		UserOptions: uo,
+		OnOpen:      control.Attach(control.Options{Command: uo.Holder, Logger: e.logger}),
 		Logger:      e.logger,
 	})
 	if err != nil {

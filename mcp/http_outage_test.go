@@ -1,0 +1,97 @@
+package mcp_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opsearch/opsearch/mcp"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/sync"
+)
+
+// TestHTTPSearchDuringOutage: on the team server, a key OpenProject
+// confirmed keeps its index answering while OpenProject is down or
+// hangs, long after the key check's cache expired, and every answer says
+// since when OpenProject is unreachable.
+func TestHTTPSearchDuringOutage(t *testing.T) {
+	data := optest.Generate(httpGen)
+	op, base := optest.Start(t, data, optest.Options{})
+	var mgr *mcp.HTTPUsers
+	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
+		DataDir: t.TempDir(),
+		NewClient: func(key string) (sync.UserAPI, error) {
+			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, Timeout: 20 * time.Second, MaxAttempts: 1})
+		},
+		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h", Upstream: func() sync.Upstream { return mgr.Upstream() }},
+			mcp.HTTPUserHooks{}),
+		Schedule: "@every 1h",
+		// Every request after the first would ask /users/me again.
+		KeyCacheTTL: time.Nanosecond,
+		KeyGrace:    time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{BaseURL: base, Manager: mgr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = mgr.Close(ctx)
+	})
+	ctx := t.Context()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: httpClient(map[string]string{"Authorization": "Bearer " + optest.AliceKey})}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	waitSynced(ctx, t, cs)
+
+	var subject string
+	for _, wp := range data.WorkPackages {
+		if wp.Project.ID == 1 {
+			subject = wp.Subject
+		}
+	}
+	type answerOut struct {
+		Results []struct{ Title string }
+		Index   struct{ Note string }
+	}
+	for _, fault := range []struct {
+		name   string
+		faults optest.Faults
+	}{
+		{"down", optest.Faults{FailNext: 1 << 30, FailStatus: 503}},
+		{"hanging", optest.Faults{HangNext: 1 << 30}},
+	} {
+		t.Run(fault.name, func(t *testing.T) {
+			op.SetFaults(fault.faults)
+			defer op.SetFaults(optest.Faults{})
+			sawNote := false
+			for range 5 {
+				var a answerOut
+				if err := httpCall(ctx, cs, "openproject_search", map[string]any{"query": subject}, &a); err != nil {
+					t.Fatalf("search while OpenProject is %s: %v", fault.name, err)
+				}
+				if len(a.Results) == 0 {
+					t.Fatalf("no results while OpenProject is %s", fault.name)
+				}
+				sawNote = sawNote || (strings.Contains(a.Index.Note, "OpenProject unreachable since") && strings.Contains(a.Index.Note, "answers come from the local index as of "))
+			}
+			if fault.name == "down" && !sawNote {
+				t.Errorf("no answer said OpenProject is unreachable")
+			}
+		})
+	}
+}

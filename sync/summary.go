@@ -1,0 +1,53 @@
+package sync
+
+import (
+	"errors"
+	"time"
+
+	"github.com/opsearch/opsearch/store"
+)
+
+// Summary is a Report in plain data, as `opsearch sync --json` prints it
+// and the control socket carries it: errors become their messages.
+type Summary struct {
+	Started    time.Time              `json:"started"`
+	DurationMS int64                  `json:"durationMs"`
+	Requests   int                    `json:"requests"`
+	Kinds      map[string]KindSummary `json:"kinds"`
+}
+
+// KindSummary is a KindReport in plain data.
+type KindSummary struct {
+	Fetched     int    `json:"fetched"`
+	Updated     int    `json:"updated"`
+	Deleted     int    `json:"deleted"`
+	Error       string `json:"error,omitempty"`
+	Unsupported bool   `json:"unsupported,omitempty"`
+}
+
+// Summary returns r in plain data.
+func (r Report) Summary() Summary {
+	s := Summary{Started: r.Started, DurationMS: r.Duration.Milliseconds(), Requests: r.Requests, Kinds: map[string]KindSummary{}}
+	for k, kr := range r.Kinds {
+		ks := KindSummary{Fetched: kr.Fetched, Updated: kr.Updated, Deleted: kr.Deleted, Unsupported: kr.Unsupported}
+		if kr.Err != nil {
+			ks.Error = kr.Err.Error()
+		}
+		s.Kinds[string(k)] = ks
+	}
+	return s
+}
+
+// Report turns s back into a Report, each kind's error a plain error
+// with its message, for printing a sync that ran in another process.
+func (s Summary) Report() Report {
+	r := Report{Started: s.Started, Duration: time.Duration(s.DurationMS) * time.Millisecond, Requests: s.Requests, Kinds: map[store.Kind]*KindReport{}}
+	for k, ks := range s.Kinds {
+		kr := &KindReport{Fetched: ks.Fetched, Updated: ks.Updated, Deleted: ks.Deleted, Unsupported: ks.Unsupported}
+		if ks.Error != "" {
+			kr.Err = errors.New(ks.Error)
+		}
+		r.Kinds[store.Kind(k)] = kr
+	}
+	return r
+}
