@@ -125,3 +125,29 @@ func TestCommands_Errors(t *testing.T) {
 		})
 	}
 }
+
+// TestCommands_SyncJSONReportsFailure: a sync in which one kind fails
+// still prints its report with --json, the failure in it, and exits 1.
+func TestCommands_SyncJSONReportsFailure(t *testing.T) {
+	d := optest.Generate(optest.GenOptions{Seed: 21, WorkPackages: 30, WikiPages: 3, Meetings: 3})
+	fake, url := optest.Start(t, d, optest.Options{})
+	// Meetings fail for good; the other kinds do not.
+	fake.SetFaults(optest.Faults{PathPrefix: "/api/v3/meetings", FailNext: 1 << 30, FailStatus: 500})
+	t.Setenv("OPENPROJECT_BASE_URL", url)
+	t.Setenv("OPENPROJECT_API_KEY", optest.AliceKey)
+	t.Setenv("OPSEARCH_DATA_DIR", t.TempDir())
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"sync", "--json"}, &out, &errb)
+	var rep struct {
+		Kinds map[string]struct {
+			Fetched int    `json:"fetched"`
+			Error   string `json:"error"`
+		} `json:"kinds"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("sync --json printed no report (exit %d): %v\nstdout: %q\nstderr: %s", code, err, out.String(), errb.String())
+	}
+	if code != 1 || rep.Kinds["meetings"].Error == "" || rep.Kinds["work_packages"].Fetched == 0 {
+		t.Errorf("exit %d, report %+v; want exit 1, the meetings failure and the work packages fetched", code, rep)
+	}
+}
