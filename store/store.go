@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -117,18 +120,20 @@ func Open(dir string, opts Options) (*Store, error) {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+		if err := verifyLocked(path, timeout); err != nil {
+			return nil, err
+		}
+	}
+	db, err := openBolt(path, &bolt.Options{
 		Timeout: timeout,
 		// Skipping the freelist write makes each commit cheaper; on open the
 		// freelist is rebuilt by a scan (tens of ms for hundreds of MiB).
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
 	})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, &LockedError{Path: path}
-	}
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return nil, err
 	}
 
 	s := &Store{db: db, path: path}
@@ -141,6 +146,39 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// openBolt opens the bbolt file, turning a lock timeout into a
+// *LockedError and a panic over a damaged file into a *DamagedError.
+func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			db, err = nil, &DamagedError{Path: path, Reason: fmt.Sprint(v)}
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, o)
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, &LockedError{Path: path}
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return nil, &DamagedError{Path: path, Reason: "no valid meta page: " + err.Error()}
+	case err != nil:
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// verifyLocked checks the file's structure (verifyFile) while holding a
+// shared lock on it, taken by a read-only bbolt open, which reads only
+// the meta pages: a writer in another process cannot change the file
+// meanwhile, and one that holds it makes this fail as locked.
+func verifyLocked(path string, timeout time.Duration) error {
+	ro, err := openBolt(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
+	if err != nil {
+		return err
+	}
+	defer ro.Close()
+	return verifyFile(path)
 }
 
 // privateDir creates dir (and missing parents) with mode 0700, and removes
@@ -302,14 +340,15 @@ func (s *Store) Close() error {
 // ReadTx is already decoded and safe to keep, but fn must be short: a long
 // read transaction blocks writers that need to grow the file. ctx is
 // checked before the transaction starts.
-func (s *Store) View(ctx context.Context, fn func(*ReadTx) error) error {
+func (s *Store) View(ctx context.Context, fn func(*ReadTx) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("view store: %w", err)
 	}
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	err := s.db.View(func(tx *bolt.Tx) error { return fn(&ReadTx{tx: tx}) })
+	defer s.guard(&err)()
+	err = s.db.View(func(tx *bolt.Tx) error { return fn(&ReadTx{tx: tx}) })
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		// Close won the race after the check above.
 		return ErrClosed
@@ -322,15 +361,16 @@ func (s *Store) View(ctx context.Context, fn func(*ReadTx) error) error {
 // per API page (100-1000 entities): each commit costs two fsyncs. ctx is
 // checked before the transaction starts and again once the writer lock is
 // held, so a cancelled caller that waited for another writer writes nothing.
-func (s *Store) Update(ctx context.Context, fn func(*WriteTx) error) error {
+func (s *Store) Update(ctx context.Context, fn func(*WriteTx) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("update store: %w", err)
 	}
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	defer s.guard(&err)()
 	var fnErr error
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err = s.db.Update(func(tx *bolt.Tx) error {
 		if err := ctx.Err(); err != nil {
 			fnErr = fmt.Errorf("update store: %w", err)
 			return fnErr
@@ -348,6 +388,48 @@ func (s *Store) Update(ctx context.Context, fn func(*WriteTx) error) error {
 		return fmt.Errorf("commit store: %w", err)
 	}
 	return nil
+}
+
+// guard turns what a damaged file does to a transaction into a
+// *DamagedError in *err instead of a crash: a fault on the memory map (a
+// file truncated underneath) and a panic raised inside bbolt (its
+// assertions about page structure). Any other panic is a bug of ours and
+// goes on: mistaking it for damage would set the user's data aside.
+// Use as: defer s.guard(&err)().
+func (s *Store) guard(err *error) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		v := recover()
+		debug.SetPanicOnFault(old)
+		if v == nil {
+			return
+		}
+		if _, fault := v.(interface{ Addr() uintptr }); fault || panickedInBolt() {
+			*err = &DamagedError{Path: s.path, Reason: fmt.Sprint(v)}
+			return
+		}
+		panic(v)
+	}
+}
+
+// panickedInBolt reports whether the panic being recovered was raised in
+// bbolt's code: the first frame past the runtime's panic machinery.
+func panickedInBolt() bool {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	afterPanic := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			afterPanic = true
+		case afterPanic && !strings.HasPrefix(f.Function, "runtime."):
+			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt")
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 // view is View for the single-shot helpers, which have no context.

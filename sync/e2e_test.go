@@ -562,3 +562,51 @@ func TestE2ELarge(t *testing.T) {
 	t.Logf("rebuild from store: %v, %d requests (the /users/me of OpenUser)", time.Since(start).Round(time.Millisecond), e.srv.TotalRequests())
 	checkIndexEqualsStore(t, u)
 }
+
+// TestE2EDamagedStore: a damaged store.db makes an offline open fail
+// with what is wrong and what will fix it; OpenUser sets it aside, starts
+// an empty store, and the next sync crawls everything again.
+func TestE2EDamagedStore(t *testing.T) {
+	e := newE2E(t, optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 400, Comments: 200, WikiPages: 4, Meetings: 3}), optest.Options{}, Options{})
+	u, err := OpenUser(t.Context(), e.data, newClient(t, e.base, optest.AliceKey, nil), e.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncUser(t, u)
+	want := storedIDs(t, u.Store, store.KindWorkPackage)
+	dir := u.Dir
+	u.Close()
+
+	path := filepath.Join(dir, store.FileName)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, fi.Size()/2), fi.Size()/4); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	if _, err := OpenLocal(t.Context(), e.data, "", 0, e.opts); !errors.Is(err, store.ErrDamaged) || !strings.Contains(err.Error(), "sets it aside and crawls again") {
+		t.Fatalf("OpenLocal on a damaged store: %v", err)
+	}
+	u = e.open(t, nil)
+	if n, _ := u.Store.Count(store.KindWorkPackage); n != 0 {
+		t.Fatalf("the store opened after setting the damaged one aside holds %d work packages", n)
+	}
+	aside, _ := filepath.Glob(path + ".damaged-*")
+	if len(aside) != 1 {
+		t.Fatalf("set-aside files %v, want one", aside)
+	}
+	if err := u.WaitRebuild(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	syncUser(t, u)
+	if got := storedIDs(t, u.Store, store.KindWorkPackage); !slices.Equal(got, want) {
+		t.Errorf("after the re-crawl %d work packages, want %d", len(got), len(want))
+	}
+}

@@ -217,7 +217,7 @@ func OpenUser(ctx context.Context, dataDir string, api UserAPI, opts UserOptions
 	if want.Instance, err = store.InstanceName(base); err != nil {
 		return nil, fmt.Errorf("open user: %w", err)
 	}
-	u, err := openDir(dir, opts)
+	u, err := openDir(dir, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func OpenLocal(ctx context.Context, dataDir, baseURL string, userID int64, opts 
 	if err != nil {
 		return nil, err
 	}
-	u, err := openDir(lu.Dir, opts)
+	u, err := openDir(lu.Dir, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -427,12 +427,26 @@ func LocalUserForKey(dataDir, baseURL, key string, opts UserOptions) (int64, err
 }
 
 // openDir opens store and index in dir.
-func openDir(dir string, opts UserOptions) (*User, error) {
+func openDir(dir string, opts UserOptions, setAside bool) (*User, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	st, err := store.Open(dir, store.Options{LockTimeout: opts.LockTimeout})
+	if errors.Is(err, store.ErrDamaged) && setAside {
+		// The store can be crawled again, and nothing else can be done
+		// with a damaged file: move it out of the way (kept for a look)
+		// and start over with an empty one.
+		aside, aerr := setAsideDamaged(dir)
+		if aerr != nil {
+			return nil, fmt.Errorf("%w; setting it aside failed: %w", err, aerr)
+		}
+		log.Error("the store was damaged: set aside, crawling again from OpenProject", "dir", dir, "error", err, "set_aside_as", aside)
+		st, err = store.Open(dir, store.Options{LockTimeout: opts.LockTimeout})
+	}
+	if errors.Is(err, store.ErrDamaged) {
+		return nil, fmt.Errorf("%w: opsearch sync or opsearch serve sets it aside and crawls again from OpenProject", err)
+	}
 	if errors.Is(err, store.ErrLocked) {
 		return nil, &LockedError{Dir: dir, Holder: readHolder(dir), Err: err}
 	}
@@ -454,6 +468,17 @@ func openDir(dir string, opts UserOptions) (*User, error) {
 		cancel: func() {},
 		done:   make(chan struct{}),
 	}, nil
+}
+
+// setAsideDamaged renames dir's damaged store file to
+// store.db.damaged-<UTC time> and returns the new path.
+func setAsideDamaged(dir string) (string, error) {
+	from := filepath.Join(dir, store.FileName)
+	to := from + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+	if err := os.Rename(from, to); err != nil {
+		return "", fmt.Errorf("set aside damaged store: %w", err)
+	}
+	return to, nil
 }
 
 // HolderFileName is the note in a user directory that says which process
