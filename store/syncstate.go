@@ -25,9 +25,12 @@ type SyncState struct {
 	// LastError is the error that ended the latest run; "" when it
 	// succeeded. It is shown to users, so it must not contain secrets.
 	LastError string `json:"lastError,omitempty"`
-	// Complete is true once a full crawl of the kind has finished, with
-	// nothing left to retry, and no later run failed to finish. Search
-	// results use it to tell whether "nothing found" can be trusted.
+	// Complete is true once a full crawl of the kind has finished with
+	// nothing left to retry. A later run that fails does not clear it:
+	// completeness and freshness are separate facts, so the data stays
+	// complete as of LastSuccess while LastError says what the latest run
+	// could not do. Search results use it to tell whether "nothing found"
+	// can be trusted.
 	Complete bool `json:"complete,omitempty"`
 	// Unsupported is true when the server cannot provide this kind (or not
 	// usefully); Note says why.

@@ -186,8 +186,8 @@ func TestSync_OutageOfItemRequestsFailsKind(t *testing.T) {
 	if err == nil || !errors.Is(rep.Kinds[store.KindWorkPackage].Err, openproject.ErrServer) {
 		t.Fatalf("sync during an activities outage: %v", err)
 	}
-	if st := syncState(t, u, store.KindWorkPackage); len(st.Retry) != 0 {
-		t.Errorf("state: retry %v", st.Retry)
+	if st := syncState(t, u, store.KindWorkPackage); len(st.Retry) != 0 || !st.Complete {
+		t.Errorf("state: retry %v, complete %t", st.Retry, st.Complete)
 	}
 	if d := diffMaps(before, dump(t, u.Store)); len(d) > 0 {
 		t.Errorf("failed sync changed the store at %v", d)
@@ -446,8 +446,8 @@ func TestSync_MassDeletionRefused(t *testing.T) {
 			if got := storedIDs(t, u.Store, tt.kind); !slices.Equal(got, before) {
 				t.Errorf("%s: %d stored after the refused deletion, %d before", tt.kind, len(got), len(before))
 			}
-			if st := syncState(t, u, tt.kind); !strings.Contains(st.LastError, "too many deletions") {
-				t.Errorf("state: error %q", st.LastError)
+			if st := syncState(t, u, tt.kind); !strings.Contains(st.LastError, "too many deletions") || !st.Complete {
+				t.Errorf("state: complete %t, error %q", st.Complete, st.LastError)
 			}
 			for k, kr := range rep.Kinds {
 				if k != tt.kind && kr.Err != nil {

@@ -316,19 +316,20 @@ func (w *Worker) runKind(ctx context.Context, r *run, kind store.Kind, kr *KindR
 	st.LastFinished = w.opts.Now()
 	st.ItemsSeen = kr.Fetched
 	st.Unsupported = kr.Unsupported
-	// Complete follows the store's definition: a full crawl finished and
-	// no later run failed to finish. A failed or cancelled run keeps its
-	// data but says the kind may be stale or partial. Until the first
-	// crawl is complete, an item still marked for retry may be missing
-	// altogether, so it keeps the kind incomplete; afterwards a retry
-	// mark means stale, not gone.
+	// Complete follows the store's definition: fn sets it when a full
+	// crawl has finished, and a failed run leaves it as it was, because
+	// the data a complete kind holds is still complete as of LastSuccess
+	// (LastError tells how fresh). Until the first crawl is complete, an
+	// item still marked for retry may be missing altogether, so it keeps
+	// the kind incomplete; afterwards a retry mark means stale, not gone.
 	if runErr != nil {
 		st.LastError = runErr.Error()
-		st.Complete = false
 	} else {
 		st.LastError = ""
 		st.LastSuccess = st.LastFinished
-		st.Complete = wasComplete || len(st.Retry) == 0
+		if !wasComplete && len(st.Retry) > 0 {
+			st.Complete = false
+		}
 	}
 	if err := w.saveState(context.WithoutCancel(ctx), st); err != nil && runErr == nil {
 		runErr = err

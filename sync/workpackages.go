@@ -300,8 +300,10 @@ func (w *Worker) activityState(ctx context.Context, fetched int, runErr error) {
 	}
 	st.LastFinished = now
 	st.ItemsSeen = fetched
+	// Like the other kinds, a failed run leaves Complete as it was: the
+	// activities stored are complete as of LastSuccess.
 	if runErr != nil {
-		st.LastError, st.Complete = runErr.Error(), false
+		st.LastError = runErr.Error()
 	} else {
 		st.LastError, st.LastSuccess, st.Complete = "", now, true
 	}
