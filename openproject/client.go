@@ -219,7 +219,7 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 		}
 		lastErr = err
 		var apiErr *Error
-		if !errors.As(err, &apiErr) || !apiErr.Temporary() || attempt == attempts || ctx.Err() != nil {
+		if !errors.As(err, &apiErr) || !retryable(apiErr) || attempt == attempts || ctx.Err() != nil {
 			return err
 		}
 		wait := c.backoff(attempt)
@@ -238,6 +238,16 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 		}
 	}
 	return lastErr
+}
+
+// retryable reports whether a failed read is worth repeating: whatever
+// Error.Temporary says, and a 500 too. OpenProject answers 500 for any
+// unhandled exception; most are passing (a lock timeout, a restarting
+// worker, an overloaded database), and a sync that gives up on the first
+// one never finishes a large crawl. One that is not passing costs at most
+// MaxAttempts requests. Writes never get here: do tries them once.
+func retryable(e *Error) bool {
+	return e.Temporary() || (e.Kind == ErrServer && e.Status == http.StatusInternalServerError)
 }
 
 // backoff is capped exponential backoff with full jitter in [d/2, d).

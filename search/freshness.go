@@ -12,9 +12,11 @@ import (
 
 // Freshness says, per kind, what the index holds and how current it is.
 type Freshness struct {
-	// Complete is true when every supported kind finished a full crawl and
-	// its last sync succeeded: only then does "no results" mean nothing
-	// matches.
+	// Complete is true when every supported kind finished a full crawl:
+	// only then does "no results" mean nothing matches, as of each kind's
+	// LastSync. It is not freshness: a later sync that failed leaves the
+	// data complete as of LastSync, and Note and the kinds' LastError say
+	// that the last sync failed, when and why.
 	Complete bool `json:"complete"`
 	// Rebuilding is true while the index is rebuilt from the store; the
 	// previous index keeps answering meanwhile.
@@ -54,8 +56,11 @@ type KindFreshness struct {
 	LastAttempt *time.Time `json:"last_attempt,omitempty"`
 	Complete    bool       `json:"complete"`
 	LastError   *string    `json:"last_error"`
-	Unsupported bool       `json:"unsupported,omitempty"`
-	Note        string     `json:"note,omitempty"`
+	// Retrying counts entities whose own fetch failed; the next sync
+	// fetches them again.
+	Retrying    int    `json:"retrying,omitempty"`
+	Unsupported bool   `json:"unsupported,omitempty"`
+	Note        string `json:"note,omitempty"`
 }
 
 var indexKindOf = map[store.Kind]indexer.Kind{
@@ -103,10 +108,10 @@ func freshness(ctx context.Context, st *store.Store, count func(ctx context.Cont
 	} else if found {
 		f.Owner = &Owner{UserID: id.UserID, Login: id.Login, Name: id.Name}
 	}
-	var incomplete []string
+	var incomplete, failures []string
 	for _, k := range store.Kinds() {
 		s := states[k]
-		kf := KindFreshness{Store: storeCounts[k], Complete: s.Complete, Unsupported: s.Unsupported, Note: s.Note}
+		kf := KindFreshness{Store: storeCounts[k], Complete: s.Complete, Unsupported: s.Unsupported, Note: s.Note, Retrying: len(s.Retry)}
 		if ik, ok := indexKindOf[k]; ok && counts != nil {
 			c := int(counts[ik])
 			kf.Index = &c
@@ -127,6 +132,9 @@ func freshness(ctx context.Context, st *store.Store, count func(ctx context.Cont
 		if s.LastError != "" {
 			msg := s.LastError
 			kf.LastError = &msg
+			failures = append(failures, failureNote(k, s))
+		} else if len(s.Retry) > 0 {
+			failures = append(failures, fmt.Sprintf("%s: %d items failed to fetch and are fetched again by the next sync", k, len(s.Retry)))
 		}
 		if !s.Complete && !s.Unsupported {
 			f.Complete = false
@@ -138,12 +146,36 @@ func freshness(ctx context.Context, st *store.Store, count func(ctx context.Cont
 		f.Rebuilding = true
 		f.Note = "the index is being rebuilt from the local store (" + why + "); results may be missing until it finishes"
 	}
-	if len(incomplete) > 0 {
-		note := "the first crawl has not finished for " + strings.Join(incomplete, ", ") + ": an empty or short result does not mean nothing exists"
-		if f.Note != "" {
-			note = f.Note + "; " + note
-		}
-		f.Note = note
+	var notes []string
+	if f.Note != "" {
+		notes = append(notes, f.Note)
 	}
+	if len(incomplete) > 0 {
+		notes = append(notes, "the first crawl has not finished for "+strings.Join(incomplete, ", ")+": an empty or short result does not mean nothing exists")
+	}
+	f.Note = strings.Join(append(notes, failures...), "; ")
 	return f, nil
+}
+
+// failureNote says what a failed latest run of kind means for its data:
+// still complete as of the last success, or not complete yet, and when
+// the run failed and why.
+func failureNote(k store.Kind, s store.SyncState) string {
+	const layout = time.RFC3339
+	var b strings.Builder
+	b.WriteString(string(k))
+	switch {
+	case s.Complete && !s.LastSuccess.IsZero():
+		b.WriteString(": complete as of " + s.LastSuccess.UTC().Format(layout))
+	case s.Complete:
+		b.WriteString(": complete")
+	default:
+		b.WriteString(": not complete yet")
+	}
+	b.WriteString("; last sync failed")
+	if !s.LastFinished.IsZero() {
+		b.WriteString(" at " + s.LastFinished.UTC().Format(layout))
+	}
+	b.WriteString(": " + s.LastError)
+	return b.String()
 }

@@ -25,9 +25,12 @@ type SyncState struct {
 	// LastError is the error that ended the latest run; "" when it
 	// succeeded. It is shown to users, so it must not contain secrets.
 	LastError string `json:"lastError,omitempty"`
-	// Complete is true once a full crawl of the kind has finished and no
-	// later run failed to finish. Search results use it to tell whether
-	// "nothing found" can be trusted.
+	// Complete is true once a full crawl of the kind has finished with
+	// nothing left to retry. A later run that fails does not clear it:
+	// completeness and freshness are separate facts, so the data stays
+	// complete as of LastSuccess while LastError says what the latest run
+	// could not do. Search results use it to tell whether "nothing found"
+	// can be trusted.
 	Complete bool `json:"complete,omitempty"`
 	// Unsupported is true when the server cannot provide this kind (or not
 	// usefully); Note says why.
@@ -44,6 +47,16 @@ type SyncState struct {
 	// LastFullListing is when the last id-only listing, used to detect
 	// deletions, completed.
 	LastFullListing time.Time `json:"lastFullListing,omitzero"`
+	// Retry lists ids whose own fetch failed in a run that otherwise went
+	// on (an activities or agenda request, a wiki page): the next run
+	// fetches them again whether or not they look changed. It is written
+	// with the batch that gave up on them, so a mark is never lost.
+	Retry []int64 `json:"retry,omitempty"`
+	// Missing lists stored ids that answered 404 once where no listing can
+	// confirm a deletion (wiki pages). One 404 is weak evidence, as
+	// servers answer it transiently, so a later run deletes an id only if
+	// it answers 404 again; one that answers is dropped from the list.
+	Missing []int64 `json:"missing,omitempty"`
 	// Extra holds anything else a sync strategy needs to remember.
 	Extra map[string]string `json:"extra,omitempty"`
 }

@@ -210,6 +210,9 @@ func changeScenario(t testing.TB, e *e2e, u *User) (got, limit int) {
 	e.srv.ResetRequests()
 	syncUser(t, u)
 	got = e.srv.TotalRequests()
+	// One 404 only marks a wiki page missing; the next sync confirms it.
+	checkWikiDeletionPending(t, u.Store, deletedWiki)
+	syncUser(t, u)
 	checkVisibleE2E(t, e, u)
 
 	wantFound := map[string]string{

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
 )
@@ -72,14 +72,17 @@ func (w *Worker) syncProjects(ctx context.Context, r *run, st *store.SyncState, 
 	if err != nil {
 		return fmt.Errorf("verify project deletions: %w", err)
 	}
-	kr.Deleted = len(gone)
-	return w.deleteIDs(ctx, store.KindProject, indexer.KindProject, gone)
+	return w.deleteEntities(ctx, store.KindProject, gone, kr)
 }
 
 // confirmGone returns the stored ids of kind that are not in listed and
 // for which get answers 404 (one request per candidate, so the cost is
-// proportional to deletions). Paging over a shrinking list can skip an
-// item; the confirmation keeps that from deleting it.
+// proportional to deletions): two observations, the listing and the
+// fetch, agree before anything is deleted. Paging over a shrinking list
+// can skip an item, and a server can answer 404 transiently; either alone
+// deletes nothing. A candidate whose fetch fails otherwise (an item
+// failure) is kept and checked again by the next sync, which will list it
+// or not.
 func (w *Worker) confirmGone(ctx context.Context, kind store.Kind, listed map[int64]bool, get func(context.Context, int64) error) ([]int64, error) {
 	stored, err := w.st.IDs(kind)
 	if err != nil {
@@ -94,6 +97,8 @@ func (w *Worker) confirmGone(ctx context.Context, kind store.Kind, listed map[in
 		switch {
 		case errors.Is(err, openproject.ErrNotFound):
 			gone = append(gone, id)
+		case itemFailure(ctx, err):
+			w.log.Warn("deletion check failed, kept for the next sync", "kind", kind, "id", id, "error", err)
 		case err != nil:
 			return nil, err
 		}
@@ -145,6 +150,13 @@ func (w *Worker) syncMeetings(ctx context.Context, r *run, st *store.SyncState, 
 	if err != nil {
 		return fmt.Errorf("list meetings: %w", err)
 	}
+	// A marked meeting the full listing no longer shows has nothing left
+	// to retry; whether it is gone is confirmGone's question.
+	for _, id := range slices.Clone(st.Retry) {
+		if !listed[id] {
+			st.Retry = dropID(st.Retry, id)
+		}
+	}
 	gone, err := w.confirmGone(ctx, store.KindMeeting, listed, func(ctx context.Context, id int64) error {
 		_, err := r.api.Meeting(ctx, id)
 		return err
@@ -152,37 +164,41 @@ func (w *Worker) syncMeetings(ctx context.Context, r *run, st *store.SyncState, 
 	if err != nil {
 		return fmt.Errorf("verify meeting deletions: %w", err)
 	}
-	if err := w.deleteIDs(ctx, store.KindMeeting, indexer.KindMeeting, gone); err != nil {
+	if err := w.deleteEntities(ctx, store.KindMeeting, gone, kr); err != nil {
 		return err
 	}
-	kr.Deleted += len(gone)
 	st.Complete = true
 	return nil
 }
 
 // meetingPage stores the new and changed meetings of one page with their
-// agenda items.
+// agenda items. A meeting whose agenda cannot be fetched (an item
+// failure, 404 included: the listing has just shown the meeting) is
+// stored with the agenda stored before, if any, and marked in st.Retry
+// for the next sync; the rest of the page is committed. Only when every
+// agenda fetch of the page failed is it an outage, and the page fails.
 func (w *Worker) meetingPage(ctx context.Context, r *run, items []openproject.Meeting, st *store.SyncState, kr *KindReport) error {
 	var changed []openproject.Meeting
-	known := map[int64]bool{}
+	var oldAgenda [][]openproject.AgendaItem
 	err := w.st.View(ctx, func(tx *store.ReadTx) error {
 		for _, m := range items {
 			old, found, err := tx.Meeting(m.ID)
 			if err != nil {
 				return err
 			}
-			known[m.ID] = found
-			if found && old.LockVersion == m.LockVersion && old.UpdatedAt.Equal(m.UpdatedAt) {
+			_, marked := slices.BinarySearch(st.Retry, m.ID)
+			if found && !marked && old.LockVersion == m.LockVersion && old.UpdatedAt.Equal(m.UpdatedAt) {
 				continue
 			}
 			changed = append(changed, m)
+			oldAgenda = append(oldAgenda, old.AgendaItems)
 		}
 		return nil
 	})
 	if err != nil || len(changed) == 0 {
 		return err
 	}
-	gone := make([]bool, len(changed))
+	failed := make([]error, len(changed))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(w.opts.Concurrency)
 	for i := range changed {
@@ -191,8 +207,8 @@ func (w *Worker) meetingPage(ctx context.Context, r *run, items []openproject.Me
 				return err
 			}
 			items, err := r.api.AgendaItems(gctx, changed[i].ID)
-			if errors.Is(err, openproject.ErrNotFound) {
-				gone[i] = true
+			if itemFailure(gctx, err) {
+				failed[i] = fmt.Errorf("fetch agenda items of meeting %d: %w", changed[i].ID, err)
 				return nil
 			}
 			if err != nil {
@@ -205,35 +221,37 @@ func (w *Worker) meetingPage(ctx context.Context, r *run, items []openproject.Me
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	var kept []openproject.Meeting
-	var dels []string
-	for i, m := range changed {
-		switch {
-		case gone[i] && known[m.ID]:
-			dels = append(dels, indexer.DocID(indexer.KindMeeting, m.ID))
-		case !gone[i]:
-			kept = append(kept, m)
-		}
+	if nf := countErrs(failed); nf > 1 && nf == len(changed) {
+		return failed[0]
 	}
-	docs := meetingDocs(kept)
+	retry := slices.Clone(st.Retry)
+	marked := 0
+	for i, m := range changed {
+		if failed[i] != nil {
+			changed[i].AgendaItems = oldAgenda[i]
+			retry = addID(retry, m.ID)
+			marked++
+			w.log.Warn("meeting marked for the next sync", "id", m.ID, "error", failed[i])
+			continue
+		}
+		retry = dropID(retry, m.ID)
+	}
+	docs := meetingDocs(changed)
+	prev := st.Retry
+	st.Retry = retry
 	err = w.commit(ctx, func(tx *store.WriteTx) error {
-		for i, m := range changed {
-			if gone[i] {
-				if err := tx.Delete(store.KindMeeting, m.ID); err != nil {
-					return err
-				}
-				continue
-			}
+		for _, m := range changed {
 			if err := tx.PutMeeting(m); err != nil {
 				return err
 			}
 		}
 		return nil
-	}, docs, dels, st)
+	}, docs, nil, st)
 	if err != nil {
+		st.Retry = prev
 		return err
 	}
 	kr.Updated += len(docs)
-	kr.Deleted += len(dels)
+	kr.Retry += marked
 	return nil
 }

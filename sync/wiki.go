@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
 )
@@ -28,6 +27,12 @@ const noWikiText = "wiki pages carry no text on this server; only titles are sea
 // cancelled probe loses little work.
 const maxProbeBatch = 100
 
+// wikiOutageRun is the number of consecutive wiki page fetches that may
+// fail (after the client's retries) before a probe stops: one failure
+// marks that id for the next sync, ten in a row mean the server is down,
+// and probing on would only mark every id up to the miss run.
+const wikiOutageRun = 10
+
 // syncWiki finds wiki pages by id, the only way the API offers. A full
 // probe (the first sync, then every WikiFullProbeEvery) reads every id
 // from 1 to WikiDeepMissRun past the highest page found; it also sees
@@ -36,14 +41,22 @@ const maxProbeBatch = 100
 // updatedAt on most servers, so re-reading is the only change signal) and
 // probes past the highest known id until WikiMissRun consecutive misses:
 // new pages get ids above every existing one.
+//
+// There is no listing to confirm a deletion against, and servers answer
+// 404 transiently, so a known page that answers 404 is only marked
+// missing; it is deleted when it answers 404 again in a later sync. Every
+// sync starts by fetching the pages marked by earlier ones (missing, or
+// whose fetch failed).
 func (w *Worker) syncWiki(ctx context.Context, r *run, st *store.SyncState, kr *KindReport) error {
 	if st.Extra == nil {
 		st.Extra = map[string]string{}
 	}
+	if err := w.recheckMarkedWiki(ctx, r, st, kr); err != nil {
+		return err
+	}
 	// A full probe runs first, resumes if it was interrupted (probeNext
 	// set), and repeats every WikiFullProbeEvery. Complete is not the
-	// signal: any failed run clears it, and a failure must not cost a
-	// full probe.
+	// signal: it says the first probe finished, not the latest.
 	full := st.LastFullListing.IsZero() || st.Extra[extraProbeNext] != "" ||
 		w.opts.Now().Sub(st.LastFullListing) >= w.opts.WikiFullProbeEvery
 	if full {
@@ -69,16 +82,26 @@ func (w *Worker) syncWiki(ctx context.Context, r *run, st *store.SyncState, kr *
 	if err := w.recheckWiki(ctx, r, st, kr); err != nil {
 		return err
 	}
-	return w.probeWiki(ctx, r, st, kr, st.HighestID+1, 0, w.opts.WikiMissRun, 0, false)
+	if err := w.probeWiki(ctx, r, st, kr, st.HighestID+1, 0, w.opts.WikiMissRun, 0, false); err != nil {
+		return err
+	}
+	// A full probe finished before (else this run had been one).
+	st.Complete = true
+	return nil
 }
 
-// wikiResult is the outcome of fetching one wiki page id.
+// wikiResult is the outcome of fetching one wiki page id: found, absent
+// (404) or failed with an item failure.
 type wikiResult struct {
 	page  openproject.WikiPage
 	found bool
+	err   error
 }
 
-// fetchWiki fetches ids with bounded concurrency; 404 means absent.
+// fetchWiki fetches ids with bounded concurrency; 404 means absent, and
+// an item failure is recorded in its result. It fails as a whole for any
+// other error, and when every fetch of two or more failed: that is an
+// outage, not a page.
 func (w *Worker) fetchWiki(ctx context.Context, r *run, ids []int64) ([]wikiResult, error) {
 	res := make([]wikiResult, len(ids))
 	g, gctx := errgroup.WithContext(ctx)
@@ -89,75 +112,140 @@ func (w *Worker) fetchWiki(ctx context.Context, r *run, ids []int64) ([]wikiResu
 				return err
 			}
 			p, err := r.api.WikiPage(gctx, id)
-			if errors.Is(err, openproject.ErrNotFound) {
+			switch {
+			case errors.Is(err, openproject.ErrNotFound):
 				return nil
-			}
-			if err != nil {
+			case itemFailure(gctx, err):
+				res[i].err = fmt.Errorf("fetch wiki page %d: %w", id, err)
+				return nil
+			case err != nil:
 				return fmt.Errorf("fetch wiki page %d: %w", id, err)
 			}
 			res[i] = wikiResult{page: p, found: true}
 			return nil
 		})
 	}
-	return res, g.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	failed := 0
+	for _, x := range res {
+		if x.err != nil {
+			failed++
+		}
+	}
+	if failed > 1 && failed == len(res) {
+		return nil, res[0].err
+	}
+	return res, nil
 }
 
-// applyWiki stores the pages found and deletes known pages that are gone,
-// in one commit together with st.
-func (w *Worker) applyWiki(ctx context.Context, ids []int64, res []wikiResult, st *store.SyncState, kr *KindReport) error {
+// applyWiki stores the pages found and, in one commit together with st,
+// updates the marks: a failed fetch marks the id for retry; a known page
+// answering 404 is marked missing. With confirm set (the pages marked by
+// earlier syncs are being fetched), a page already marked missing that
+// answers 404 again is returned as a confirmed deletion instead, for the
+// caller to delete.
+func (w *Worker) applyWiki(ctx context.Context, ids []int64, res []wikiResult, st *store.SyncState, kr *KindReport, confirm bool) ([]int64, error) {
 	var puts []openproject.WikiPage
-	var gone []int64
+	known := make([]bool, len(ids))
 	err := w.st.View(ctx, func(tx *store.ReadTx) error {
 		for i, id := range ids {
-			old, known, err := tx.WikiPage(id)
+			old, found, err := tx.WikiPage(id)
 			if err != nil {
 				return err
 			}
-			switch {
-			case res[i].found && (!known || !sameJSON(old, res[i].page)):
+			known[i] = found
+			if res[i].found && (!found || !sameJSON(old, res[i].page)) {
 				puts = append(puts, res[i].page)
-			case !res[i].found && known:
-				gone = append(gone, id)
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("read wiki pages: %w", err)
+		return nil, fmt.Errorf("read wiki pages: %w", err)
 	}
-	for i := range res {
-		if res[i].found {
+	retry, missing := slices.Clone(st.Retry), slices.Clone(st.Missing)
+	var confirmed []int64
+	marked := 0
+	for i, id := range ids {
+		_, wasMissing := slices.BinarySearch(st.Missing, id)
+		switch {
+		case res[i].found:
 			kr.Fetched++
+			st.HighestID = max(st.HighestID, id)
+			retry, missing = dropID(retry, id), dropID(missing, id)
 			if !res[i].page.HasText {
 				st.Note = noWikiText
 			} else if st.Note == noWikiText {
 				st.Note = ""
 			}
+		case res[i].err != nil:
+			retry = addID(retry, id)
+			marked++
+			w.log.Warn("wiki page marked for the next sync", "id", id, "error", res[i].err)
+		case !known[i]:
+			retry, missing = dropID(retry, id), dropID(missing, id)
+		case confirm && wasMissing:
+			retry = dropID(retry, id)
+			confirmed = append(confirmed, id)
+		default:
+			retry, missing = dropID(retry, id), addID(missing, id)
+			if !wasMissing {
+				w.log.Info("wiki page answered 404, deleted if the next sync confirms", "kind", store.KindWikiPage, "id", id)
+			}
 		}
 	}
 	docs := wikiDocs(puts)
-	dels := make([]string, len(gone))
-	for i, id := range gone {
-		dels[i] = indexer.DocID(indexer.KindWikiPage, id)
-	}
+	prevRetry, prevMissing := st.Retry, st.Missing
+	st.Retry, st.Missing = retry, missing
 	err = w.commit(ctx, func(tx *store.WriteTx) error {
 		for _, p := range puts {
 			if err := tx.PutWikiPage(p); err != nil {
 				return err
 			}
 		}
-		for _, id := range gone {
-			if err := tx.Delete(store.KindWikiPage, id); err != nil {
-				return err
-			}
-		}
 		return nil
-	}, docs, dels, st)
+	}, docs, nil, st)
 	if err != nil {
-		return err
+		st.Retry, st.Missing = prevRetry, prevMissing
+		return nil, err
 	}
 	kr.Updated += len(puts)
-	kr.Deleted += len(gone)
+	kr.Retry += marked
+	return confirmed, nil
+}
+
+// recheckMarkedWiki fetches the pages earlier syncs marked, missing or
+// failed, and deletes those that answered 404 for the second time (the
+// share limit applies to them together). A confirmed page stays marked
+// missing until its deletion is committed, so a refused or interrupted
+// deletion is retried.
+func (w *Worker) recheckMarkedWiki(ctx context.Context, r *run, st *store.SyncState, kr *KindReport) error {
+	marked := slices.Clone(st.Missing)
+	for _, id := range st.Retry {
+		marked = addID(marked, id)
+	}
+	var confirmed []int64
+	for len(marked) > 0 {
+		ids := marked[:min(len(marked), maxProbeBatch)]
+		marked = marked[len(ids):]
+		res, err := w.fetchWiki(ctx, r, ids)
+		if err != nil {
+			return err
+		}
+		c, err := w.applyWiki(ctx, ids, res, st, kr, true)
+		if err != nil {
+			return err
+		}
+		confirmed = append(confirmed, c...)
+	}
+	if err := w.deleteEntities(ctx, store.KindWikiPage, confirmed, kr); err != nil {
+		return err
+	}
+	for _, id := range confirmed {
+		st.Missing = dropID(st.Missing, id)
+	}
 	return nil
 }
 
@@ -165,9 +253,12 @@ func (w *Worker) applyWiki(ctx context.Context, ids []int64, res []wikiResult, s
 // absent (runLen counts misses already seen before next) and, in a full
 // probe, at least up to minEnd. Each round probes just enough ids to
 // complete the run, so a sync that finds nothing costs exactly missRun
-// requests.
+// requests. A failed id is neither a page nor a miss: it is marked for
+// the next sync and the run goes on, until wikiOutageRun failures in a
+// row end the probe with the last of them.
 func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr *KindReport, next int64, runLen, missRun int, minEnd int64, full bool) error {
-	probed := 0
+	probed, failRun := 0, 0
+	var lastErr error
 	for runLen < missRun || next <= minEnd {
 		n := max(missRun-runLen, 1)
 		if next <= minEnd {
@@ -182,12 +273,16 @@ func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr 
 		if err != nil {
 			return err
 		}
-		for i, id := range ids {
-			if res[i].found {
-				runLen = 0
-				st.HighestID = max(st.HighestID, id)
-			} else {
+		for i := range ids {
+			switch {
+			case res[i].err != nil:
+				failRun++
+				lastErr = res[i].err
+			case res[i].found:
+				runLen, failRun = 0, 0
+			default:
 				runLen++
+				failRun = 0
 			}
 		}
 		next += int64(n)
@@ -195,11 +290,14 @@ func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr 
 			st.Extra[extraProbeNext] = strconv.FormatInt(next, 10)
 			st.Extra[extraProbeRun] = strconv.Itoa(runLen)
 		}
-		if err := w.applyWiki(ctx, ids, res, st, kr); err != nil {
+		if _, err := w.applyWiki(ctx, ids, res, st, kr, false); err != nil {
 			return err
 		}
 		probed += n
 		w.progress(store.KindWikiPage, probed, -1)
+		if failRun >= wikiOutageRun {
+			return fmt.Errorf("probe wiki pages: %d fetches in a row failed: %w", failRun, lastErr)
+		}
 	}
 	return nil
 }
@@ -228,5 +326,6 @@ func (w *Worker) recheckWiki(ctx context.Context, r *run, st *store.SyncState, k
 	if st.RecheckNext > known[len(known)-1] {
 		st.RecheckNext = 0
 	}
-	return w.applyWiki(ctx, ids, res, st, kr)
+	_, err = w.applyWiki(ctx, ids, res, st, kr, false)
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,14 @@ var (
 // skip instead of queueing.
 var ErrSyncRunning = errors.New("sync already running")
 
+// ErrTooManyDeletions is the error of a kind whose sync would have deleted
+// more than Options.MaxDeleteShare of it. Nothing is deleted: a listing
+// that suddenly lacks most entities is more likely a fault (a permission
+// change, a proxy answering empty pages) than a mass deletion, and wiping
+// the index on a fault is the worst outcome. The kind's LastError says so
+// until the deletions fall under the limit or the limit is raised.
+var ErrTooManyDeletions = errors.New("too many deletions")
+
 // Defaults of Options.
 const (
 	DefaultPageSize           = 1000
@@ -57,6 +66,7 @@ const (
 	DefaultWikiRecheck        = 10
 	DefaultFullListingEvery   = time.Hour
 	DefaultWikiFullProbeEvery = 24 * time.Hour
+	DefaultMaxDeleteShare     = 0.1
 )
 
 // Options configure a Worker. Zero values select the defaults.
@@ -98,6 +108,13 @@ type Options struct {
 	// WikiFullProbeEvery is how often the wiki is probed from id 1 with
 	// WikiDeepMissRun, which also finds pages that became visible.
 	WikiFullProbeEvery time.Duration
+	// MaxDeleteShare is the largest share of a kind's stored entities one
+	// sync may delete (default 0.1, i.e. 10 %); a sync that would delete
+	// more deletes nothing of that kind and fails it with
+	// ErrTooManyDeletions. Deleting a single entity is always allowed, so
+	// a kind with fewer than 1/MaxDeleteShare entities can still lose one.
+	// 1 or more disables the check.
+	MaxDeleteShare float64
 	// Logger receives progress and errors; nil discards.
 	Logger *slog.Logger
 	// Now is the clock for sync state timestamps and schedule decisions;
@@ -130,6 +147,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WikiFullProbeEvery <= 0 {
 		o.WikiFullProbeEvery = DefaultWikiFullProbeEvery
+	}
+	if o.MaxDeleteShare <= 0 {
+		o.MaxDeleteShare = DefaultMaxDeleteShare
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -199,6 +219,9 @@ type KindReport struct {
 	// Updated counts entities written (new or changed); Deleted counts
 	// entities removed.
 	Updated, Deleted int
+	// Retry counts the entities whose own fetch failed this run; they are
+	// marked in the kind's SyncState.Retry and fetched again next sync.
+	Retry int
 	// Err is the error that ended this kind's run, if any.
 	Err error
 	// Unsupported is set when the server cannot provide the kind.
@@ -285,6 +308,7 @@ func (w *Worker) runKind(ctx context.Context, r *run, kind store.Kind, kr *KindR
 	if err := w.saveState(ctx, st); err != nil {
 		return err
 	}
+	wasComplete := st.Complete
 	runErr := fn(ctx, r, &st, kr)
 	// The final state is written even when ctx is cancelled, so the status
 	// shows the interrupted run; it carries no cursor beyond what fn
@@ -292,16 +316,20 @@ func (w *Worker) runKind(ctx context.Context, r *run, kind store.Kind, kr *KindR
 	st.LastFinished = w.opts.Now()
 	st.ItemsSeen = kr.Fetched
 	st.Unsupported = kr.Unsupported
-	// Complete follows the store's definition: a full crawl finished and
-	// no later run failed to finish. A failed or cancelled run keeps its
-	// data but says the kind may be stale or partial.
+	// Complete follows the store's definition: fn sets it when a full
+	// crawl has finished, and a failed run leaves it as it was, because
+	// the data a complete kind holds is still complete as of LastSuccess
+	// (LastError tells how fresh). Until the first crawl is complete, an
+	// item still marked for retry may be missing altogether, so it keeps
+	// the kind incomplete; afterwards a retry mark means stale, not gone.
 	if runErr != nil {
 		st.LastError = runErr.Error()
-		st.Complete = false
 	} else {
 		st.LastError = ""
 		st.LastSuccess = st.LastFinished
-		st.Complete = true
+		if !wasComplete && len(st.Retry) > 0 {
+			st.Complete = false
+		}
 	}
 	if err := w.saveState(context.WithoutCancel(ctx), st); err != nil && runErr == nil {
 		runErr = err
@@ -407,6 +435,98 @@ func (w *Worker) commitLocked(ctx context.Context, write func(*store.WriteTx) er
 		return fmt.Errorf("write sync state: %w", err)
 	}
 	return nil
+}
+
+// deleteEntities removes confirmed deletions of kind from store and index
+// in one commit, logging each, unless they would take the kind's
+// deletions in this run (kr.Deleted) past MaxDeleteShare of what it held
+// when the run started: then it deletes nothing and returns an error
+// wrapping ErrTooManyDeletions.
+func (w *Worker) deleteEntities(ctx context.Context, kind store.Kind, ids []int64, kr *KindReport) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	n, err := w.st.Count(kind)
+	if err != nil {
+		return fmt.Errorf("count stored %s: %w", kind, err)
+	}
+	held := n + kr.Deleted
+	if after := kr.Deleted + len(ids); w.opts.MaxDeleteShare < 1 && after > 1 &&
+		float64(after) > w.opts.MaxDeleteShare*float64(held) {
+		w.log.Warn("refusing mass deletion", "kind", kind, "delete", after, "stored", held, "max_share", w.opts.MaxDeleteShare)
+		return fmt.Errorf("delete %s: %w: %d of %d would go, more than %.4g%%; nothing was deleted (raise the sync's maximum delete share if the deletions are real)",
+			kind, ErrTooManyDeletions, after, held, w.opts.MaxDeleteShare*100)
+	}
+	dk, ok := docKindOf(kind)
+	if !ok {
+		return fmt.Errorf("delete %s: no document kind", kind)
+	}
+	dels := make([]string, len(ids))
+	for i, id := range ids {
+		dels[i] = indexer.DocID(dk, id)
+	}
+	if err := w.commit(ctx, func(tx *store.WriteTx) error {
+		for _, id := range ids {
+			if err := tx.Delete(kind, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil, dels, nil); err != nil {
+		return err
+	}
+	// A deletion is the one change a later sync cannot undo by itself, so
+	// each is on record.
+	for _, id := range ids {
+		w.log.Info("deleted entity", "kind", kind, "id", id)
+	}
+	kr.Deleted += len(ids)
+	return nil
+}
+
+// docKindOf is the document kind of a stored kind that has documents.
+func docKindOf(kind store.Kind) (indexer.Kind, bool) {
+	for _, k := range docKinds() {
+		if k.store == kind {
+			return k.doc, true
+		}
+	}
+	return "", false
+}
+
+// itemFailure reports whether err, from fetching one entity's own data,
+// concerns that entity rather than the whole sync: a server error or a
+// dropped connection that outlasted the client's retries, or a 404 for an
+// entity a listing has just shown. Such a failure marks the entity for
+// the next sync; anything else (a rejected key, a rate limit longer than
+// the client waits, a cancelled context) ends the kind's run.
+func itemFailure(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	for _, k := range []error{openproject.ErrServer, openproject.ErrNetwork, openproject.ErrMalformed, openproject.ErrNotFound} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// addID inserts id into the sorted set ids.
+func addID(ids []int64, id int64) []int64 {
+	i, found := slices.BinarySearch(ids, id)
+	if found {
+		return ids
+	}
+	return slices.Insert(ids, i, id)
+}
+
+// dropID removes id from the sorted set ids.
+func dropID(ids []int64, id int64) []int64 {
+	if i, found := slices.BinarySearch(ids, id); found {
+		return slices.Delete(ids, i, i+1)
+	}
+	return ids
 }
 
 // progress reports progress if a callback is set.

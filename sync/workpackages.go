@@ -2,8 +2,8 @@ package sync
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -28,6 +28,12 @@ import (
 func (w *Worker) syncWorkPackages(ctx context.Context, r *run, st *store.SyncState, kr *KindReport) error {
 	passStart := w.opts.Now()
 	full := st.Cursor.IsZero()
+	// Work packages marked by an earlier run go first, so a mark set on
+	// the first crawl is cleared by the second even if the listing below
+	// fails.
+	if err := w.retryWorkPackages(ctx, r, st, kr); err != nil {
+		return err
+	}
 	filters := openproject.Filters{openproject.StatusAll()}
 	if !full {
 		filters = append(filters, openproject.UpdatedBetween(st.Cursor.Add(-w.opts.CursorMargin), time.Time{}))
@@ -93,22 +99,64 @@ func (w *Worker) syncWorkPackages(ctx context.Context, r *run, st *store.SyncSta
 	return w.reconcileWorkPackages(ctx, r, st, kr)
 }
 
+// retryWorkPackages fetches the work packages in st.Retry again, through
+// an id-filtered listing (verifyChunk ids per request) and the same page
+// processing as the crawl. An id the listing no longer returns loses its
+// mark: it was deleted or hidden, which the deletion diff handles with
+// its own confirmation.
+func (w *Worker) retryWorkPackages(ctx context.Context, r *run, st *store.SyncState, kr *KindReport) error {
+	pending := slices.Clone(st.Retry)
+	for len(pending) > 0 {
+		chunk := pending[:min(len(pending), verifyChunk)]
+		pending = pending[len(chunk):]
+		p, err := r.api.ListWorkPackages(ctx, openproject.ListOptions{
+			Filters:  openproject.Filters{openproject.StatusAll(), openproject.IDs(chunk...)},
+			SortBy:   []openproject.Sort{{Field: "id", Direction: "asc"}},
+			PageSize: len(chunk),
+		})
+		if err != nil {
+			return fmt.Errorf("list work packages to retry: %w", err)
+		}
+		listed := map[int64]bool{}
+		for _, wp := range p.Items {
+			listed[wp.ID] = true
+		}
+		for _, id := range chunk {
+			if !listed[id] {
+				st.Retry = dropID(st.Retry, id)
+			}
+		}
+		if _, err := w.workPackagePage(ctx, r, p.Items, kr, st); err != nil {
+			return fmt.Errorf("retry work packages: %w", err)
+		}
+	}
+	return nil
+}
+
 // workPackagePage stores and indexes the new and changed work packages of
 // one page, with their activities, and returns the number of activity
 // fetches. Unchanged ones (same lockVersion and updatedAt as stored) are
-// skipped: a new comment moves updatedAt without lockVersion, so both are
-// compared.
+// skipped unless marked for retry: a new comment moves updatedAt without
+// lockVersion, so both are compared.
+//
+// A work package whose activities cannot be fetched (an item failure:
+// a 5xx or a dropped connection after the client's retries, or a 404) is
+// stored with the activities stored before, if any, and marked in
+// st.Retry, so the rest of the page is committed and the next sync
+// fetches it again. A 404 is not taken as a deletion: the listing has
+// just shown the work package, and deletions go through the id diff.
+// Only when every activity fetch of the page failed is it an outage, and
+// the page fails as a whole.
 func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openproject.WorkPackage, kr *KindReport, st *store.SyncState) (int, error) {
 	var changed []openproject.WorkPackage
-	known := map[int64]bool{}
 	err := w.st.View(ctx, func(tx *store.ReadTx) error {
 		for _, wp := range items {
 			old, found, err := tx.WorkPackage(wp.ID)
 			if err != nil {
 				return err
 			}
-			known[wp.ID] = found
-			if found && old.LockVersion == wp.LockVersion && old.UpdatedAt.Equal(wp.UpdatedAt) {
+			_, marked := slices.BinarySearch(st.Retry, wp.ID)
+			if found && !marked && old.LockVersion == wp.LockVersion && old.UpdatedAt.Equal(wp.UpdatedAt) {
 				continue
 			}
 			changed = append(changed, wp)
@@ -120,7 +168,7 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 	}
 
 	acts := make([][]openproject.Activity, len(changed))
-	gone := make([]bool, len(changed))
+	failed := make([]error, len(changed))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(w.opts.Concurrency)
 	for i, wp := range changed {
@@ -130,8 +178,8 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 				return err
 			}
 			a, err := r.api.Activities(gctx, wp.ID)
-			if errors.Is(err, openproject.ErrNotFound) {
-				gone[i] = true // deleted or hidden since it was listed
+			if itemFailure(gctx, err) {
+				failed[i] = fmt.Errorf("fetch activities of work package %d: %w", wp.ID, err)
 				return nil
 			}
 			if err != nil {
@@ -143,6 +191,9 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 	}
 	if err := g.Wait(); err != nil {
 		return len(changed), err
+	}
+	if nf := countErrs(failed); nf > 1 && nf == len(changed) {
+		return len(changed), failed[0]
 	}
 
 	// A refresh after a write (RefreshWorkPackage) may have stored a newer
@@ -163,6 +214,14 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 			// every edit increments, tells them apart.
 			newer[i] = found && (old.UpdatedAt.After(wp.UpdatedAt) ||
 				old.UpdatedAt.Equal(wp.UpdatedAt) && old.LockVersion > wp.LockVersion)
+			if failed[i] != nil && !newer[i] {
+				// The document keeps the comments stored before.
+				a, _, err := tx.Activities(wp.ID)
+				if err != nil {
+					return err
+				}
+				acts[i] = a
+			}
 		}
 		return nil
 	}); err != nil {
@@ -170,23 +229,16 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 	}
 
 	var docs []indexer.Document
-	var dels []string
-	var puts, deletes int
 	write := func(tx *store.WriteTx) error {
 		for i, wp := range changed {
 			if newer[i] {
 				continue
 			}
-			if gone[i] {
-				if known[wp.ID] {
-					if err := tx.Delete(store.KindWorkPackage, wp.ID); err != nil {
-						return err
-					}
-				}
-				continue
-			}
 			if err := tx.PutWorkPackage(wp); err != nil {
 				return err
+			}
+			if failed[i] != nil {
+				continue
 			}
 			if err := tx.PutActivities(wp.ID, acts[i]); err != nil {
 				return err
@@ -194,23 +246,43 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 		}
 		return nil
 	}
+	retry := slices.Clone(st.Retry)
+	marked := 0
 	for i, wp := range changed {
 		switch {
-		case newer[i]:
-		case gone[i] && known[wp.ID]:
-			dels = append(dels, indexer.DocID(indexer.KindWorkPackage, wp.ID))
-			deletes++
-		case !gone[i]:
+		case failed[i] != nil:
+			// Even when a newer copy is stored: its comments may be the
+			// ones that failed here.
+			retry = addID(retry, wp.ID)
+			marked++
+			w.log.Warn("work package marked for the next sync", "id", wp.ID, "error", failed[i])
+		default:
+			retry = dropID(retry, wp.ID)
+		}
+		if !newer[i] {
 			docs = append(docs, workPackageDoc(wp, acts[i]))
-			puts++
 		}
 	}
-	if err := w.commitLocked(ctx, write, docs, dels, st); err != nil {
+	prev := st.Retry
+	st.Retry = retry
+	if err := w.commitLocked(ctx, write, docs, nil, st); err != nil {
+		st.Retry = prev
 		return len(changed), err
 	}
-	kr.Updated += puts
-	kr.Deleted += deletes
+	kr.Updated += len(docs)
+	kr.Retry += marked
 	return len(changed), nil
+}
+
+// countErrs counts the non-nil errors of errs.
+func countErrs(errs []error) int {
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // activityState records the activities' own sync state, which follows
@@ -228,8 +300,10 @@ func (w *Worker) activityState(ctx context.Context, fetched int, runErr error) {
 	}
 	st.LastFinished = now
 	st.ItemsSeen = fetched
+	// Like the other kinds, a failed run leaves Complete as it was: the
+	// activities stored are complete as of LastSuccess.
 	if runErr != nil {
-		st.LastError, st.Complete = runErr.Error(), false
+		st.LastError = runErr.Error()
 	} else {
 		st.LastError, st.LastSuccess, st.Complete = "", now, true
 	}
@@ -290,7 +364,8 @@ const verifyChunk = 100
 // listed. Offset paging over a shrinking list can skip an item, so each
 // candidate is confirmed first with an id-filtered listing (one request
 // per verifyChunk candidates): only ids the server no longer returns are
-// deleted.
+// deleted, all at once after every chunk was checked, so the share limit
+// sees the whole deletion.
 func (w *Worker) deleteMissingWorkPackages(ctx context.Context, r *run, listed map[int64]bool, kr *KindReport) error {
 	stored, err := w.st.IDs(store.KindWorkPackage)
 	if err != nil {
@@ -302,6 +377,7 @@ func (w *Worker) deleteMissingWorkPackages(ctx context.Context, r *run, listed m
 			cand = append(cand, id)
 		}
 	}
+	var gone []int64
 	for len(cand) > 0 {
 		chunk := cand[:min(len(cand), verifyChunk)]
 		cand = cand[len(chunk):]
@@ -317,35 +393,11 @@ func (w *Worker) deleteMissingWorkPackages(ctx context.Context, r *run, listed m
 		for _, wp := range p.Items {
 			still[wp.ID] = true
 		}
-		var gone []int64
 		for _, id := range chunk {
 			if !still[id] {
 				gone = append(gone, id)
 			}
 		}
-		if err := w.deleteIDs(ctx, store.KindWorkPackage, indexer.KindWorkPackage, gone); err != nil {
-			return err
-		}
-		kr.Deleted += len(gone)
 	}
-	return nil
-}
-
-// deleteIDs removes entities from store and index in one commit.
-func (w *Worker) deleteIDs(ctx context.Context, kind store.Kind, dk indexer.Kind, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	dels := make([]string, len(ids))
-	for i, id := range ids {
-		dels[i] = indexer.DocID(dk, id)
-	}
-	return w.commit(ctx, func(tx *store.WriteTx) error {
-		for _, id := range ids {
-			if err := tx.Delete(kind, id); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, nil, dels, nil)
+	return w.deleteEntities(ctx, store.KindWorkPackage, gone, kr)
 }

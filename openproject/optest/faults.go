@@ -14,7 +14,7 @@ import (
 // Only requests whose path starts with PathPrefix are affected ("" means
 // every request). At most one fault applies to a request, checked in this
 // order: HangNext, FailNext, RateLimitNext, RateLimitEvery, ErrorRate,
-// TruncateNext. Latency applies to every affected request, before the
+// NotFoundNext, NotFoundRate, TruncateNext. Latency applies to every affected request, before the
 // fault. Faults are applied before authentication, like a proxy or an
 // overloaded server would, and every request is counted either way.
 type Faults struct {
@@ -42,10 +42,27 @@ type Faults struct {
 	RetryAfter time.Duration
 
 	// ErrorRate is the probability in [0,1] that an affected request
-	// answers 500, 502 or 503. The draw is deterministic for a given Seed.
+	// answers one of ErrorStatuses. The draw is deterministic for a given
+	// Seed.
 	ErrorRate float64
-	// Seed seeds the ErrorRate draws.
+	// ErrorStatuses are the statuses ErrorRate picks from, uniformly; nil
+	// means 500, 502 and 503. []int{500} models a server whose failures
+	// are all unhandled exceptions, which a client must not mistake for
+	// permanent ones.
+	ErrorStatuses []int
+	// Seed seeds the ErrorRate and NotFoundRate draws.
 	Seed uint64
+
+	// NotFoundNext makes the next N affected requests answer 404 NotFound,
+	// as for a resource that does not exist or is hidden, although it
+	// exists and is visible.
+	NotFoundNext int
+	// NotFoundRate is the probability in [0,1] that an affected request
+	// answers 404 NotFound although the resource exists. Real servers do
+	// this transiently (a replica behind, a permission cache being
+	// rebuilt), so one 404 is weak evidence that something was deleted.
+	// Combine it with PathPrefix, e.g. "/api/v3/wiki_pages/".
+	NotFoundRate float64
 
 	// HangNext makes the next N affected requests block until the client
 	// gives up (its context is done) or the server is closed.
@@ -89,6 +106,7 @@ const (
 	faultFail
 	faultRateLimit
 	faultTruncate
+	faultNotFound
 )
 
 // applyFaults injects the configured latency and fault into a request. It
@@ -123,8 +141,17 @@ func (s *Server) applyFaults(ex *exchange) bool {
 		kind = faultRateLimit
 	case f.ErrorRate > 0 && s.rng.Float64() < f.ErrorRate:
 		kind = faultFail
-		status = []int{500, 502, 503}[s.rng.IntN(3)]
+		statuses := f.ErrorStatuses
+		if len(statuses) == 0 {
+			statuses = []int{500, 502, 503}
+		}
+		status = statuses[s.rng.IntN(len(statuses))]
 		retryAfter = 0
+	case f.NotFoundNext > 0:
+		f.NotFoundNext--
+		kind = faultNotFound
+	case f.NotFoundRate > 0 && s.rng.Float64() < f.NotFoundRate:
+		kind = faultNotFound
 	case f.TruncateNext > 0:
 		f.TruncateNext--
 		kind = faultTruncate
@@ -152,6 +179,9 @@ func (s *Server) applyFaults(ex *exchange) bool {
 	case faultRateLimit:
 		ex.sendError(http.StatusTooManyRequests, "TooManyRequests", "Too many requests. Please try again later.",
 			map[string]string{"Retry-After": retryAfterSeconds(retryAfter)})
+		return true
+	case faultNotFound:
+		ex.sendAPIError(errNotFound(msgNotFound))
 		return true
 	case faultTruncate:
 		ex.truncate = true
