@@ -2,7 +2,6 @@ package sync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/opsearch/opsearch/indexer"
@@ -44,10 +43,12 @@ func (w *Worker) RefreshWorkPackage(ctx context.Context, id int64) error {
 	}
 	var acts []openproject.Activity
 	if found {
+		// A 404 here, right after the listing showed the work package,
+		// is not proof of a deletion (a transient 404 would otherwise
+		// delete it): the refresh fails and the stored copy stays, for
+		// the next sync to settle.
 		acts, err = w.api.Activities(ctx, id)
-		if errors.Is(err, openproject.ErrNotFound) {
-			found = false // deleted between the two requests
-		} else if err != nil {
+		if err != nil {
 			return fmt.Errorf("refresh activities of work package %d: %w", id, err)
 		}
 	}
@@ -69,7 +70,8 @@ func (w *Worker) RefreshWorkPackage(ctx context.Context, id int64) error {
 		if err != nil {
 			return fmt.Errorf("refresh work package %d: %w", id, err)
 		}
-		w.log.Debug("refresh removed work package", "id", id)
+		// The id-filtered listing no longer shows it: a confirmed deletion.
+		w.log.Info("deleted entity", "kind", store.KindWorkPackage, "id", id, "reason", "a refresh's id-filtered listing no longer shows it")
 		return nil
 	}
 	if stored && old.UpdatedAt.After(wp.UpdatedAt) {

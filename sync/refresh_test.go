@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -121,5 +122,21 @@ func TestSyncKeepsNewerRefresh(t *testing.T) {
 	}
 	if doc := e.idx.docs[docWP(id)]; doc.Title != "Fresh write" {
 		t.Errorf("indexed title %q, want the refreshed one", doc.Title)
+	}
+}
+
+// TestRefreshTransientNotFound: a 404 on the activities of a work package
+// the id-filtered listing just showed is not a deletion: the refresh
+// fails and the stored work package stays.
+func TestRefreshTransientNotFound(t *testing.T) {
+	e := newEnv(t, smallGen, optest.Options{}, Options{})
+	e.sync(t)
+	id := visible(e.srv.Dataset(), optest.AliceKey)[store.KindWorkPackage][0]
+	e.srv.SetFaults(optest.Faults{PathPrefix: fmt.Sprintf("/api/v3/work_packages/%d/activities", id), NotFoundNext: 1})
+	if err := e.w.RefreshWorkPackage(t.Context(), id); err == nil {
+		t.Error("refresh with a transient 404 on the activities succeeded")
+	}
+	if _, stored, err := e.st.WorkPackage(id); err != nil || !stored {
+		t.Errorf("work package %d deleted by a transient 404 (stored %v, %v)", id, stored, err)
 	}
 }

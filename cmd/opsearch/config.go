@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,13 +25,16 @@ type connConfig struct {
 	timeout  time.Duration
 	readOnly bool
 	synonyms string
+	// maxDeleteShare is the sync's sync.Options.MaxDeleteShare.
+	maxDeleteShare float64
 	// thesaurus is the built-in synonyms plus the --synonyms file's.
 	thesaurus indexer.Thesaurus
 }
 
 // userOptions are the options every command opens a user's data with.
 func (c *connConfig) userOptions(e env) sync.UserOptions {
-	return sync.UserOptions{Logger: e.logger, Thesaurus: c.thesaurus, WorkerOptions: sync.Options{Logger: e.logger}}
+	return sync.UserOptions{Logger: e.logger, Thesaurus: c.thesaurus,
+		WorkerOptions: sync.Options{Logger: e.logger, MaxDeleteShare: c.maxDeleteShare}}
 }
 
 // bindConn registers the shared flags with defaults from the environment.
@@ -42,7 +47,23 @@ func bindConn(fs *flag.FlagSet, e env) *connConfig {
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "timeout of one OpenProject request")
 	fs.BoolVar(&c.readOnly, "read-only", envBool(e.getenv("OPENPROJECT_READ_ONLY")), "hide and refuse write tools (env OPENPROJECT_READ_ONLY=true|1|yes)")
 	fs.StringVar(&c.synonyms, "synonyms", e.getenv("OPSEARCH_SYNONYMS"), "a team's own synonym groups, one per line: \"word, word, word\" (env OPSEARCH_SYNONYMS; added to the built-in thesaurus; changing them rebuilds the index)")
+	fs.Float64Var(&c.maxDeleteShare, "max-delete-share", envFloat(e, "OPSEARCH_MAX_DELETE_SHARE", sync.DefaultMaxDeleteShare),
+		"the largest share of a kind one sync may delete; a sync that would delete more deletes nothing and reports it (env OPSEARCH_MAX_DELETE_SHARE; 1 disables the check)")
 	return c
+}
+
+// envFloat reads a number from the environment; a malformed value is
+// kept as NaN so finish names it.
+func envFloat(e env, key string, def float64) float64 {
+	v := strings.TrimSpace(e.getenv(key))
+	if v == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return f
 }
 
 // finish fills what the flags left empty and validates. needKey says
@@ -66,6 +87,9 @@ func (c *connConfig) finish(e env, needKey bool) error {
 		if c.apiKey == "" {
 			return errors.New("OPENPROJECT_API_KEY is not set (or pass --api-key)")
 		}
+	}
+	if !(c.maxDeleteShare > 0) {
+		return fmt.Errorf("--max-delete-share (or OPSEARCH_MAX_DELETE_SHARE) must be a number above 0, e.g. 0.1 for 10 %%, not %v", c.maxDeleteShare)
 	}
 	if c.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, not %v", c.timeout)

@@ -48,6 +48,7 @@ func TestRun_Usage(t *testing.T) {
 		{[]string{"fakeop", "--no-such-flag"}, 1, "flag provided but not defined"},
 		{[]string{"search", "--synonyms", "/nonexistent/synonyms.txt", "x"}, 1, "--synonyms: open synonyms"},
 		{[]string{"search", "--synonyms", "testdata/bad-synonyms.txt", "x"}, 1, "thesaurus line 2: a group needs at least two words"},
+		{[]string{"search", "--max-delete-share", "0", "x"}, 1, "--max-delete-share (or OPSEARCH_MAX_DELETE_SHARE) must be a number above 0"},
 	}
 	t.Setenv("OPENPROJECT_BASE_URL", "")
 	t.Setenv("OPENPROJECT_API_KEY", "")
