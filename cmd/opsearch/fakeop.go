@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/opsearch/opsearch/eval"
@@ -34,6 +36,8 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	latency := fs.Duration("latency", 0, "added latency per request, e.g. 20ms")
 	maxPage := fs.Int("max-page-size", optest.DefaultMaxPageSize, "largest page size the server allows (larger requests are capped silently)")
 	errorRate := fs.Float64("error-rate", 0, "share of requests answered with a 5xx error, 0..1")
+	errorStatuses := fs.String("error-statuses", "500,502,503", "the statuses --error-rate answers with, comma-separated (e.g. 500 for a server whose failures are all exceptions)")
+	notFoundRate := fs.Float64("not-found-rate", 0, "share of requests for existing resources answered 404 anyway (a transient fault), 0..1")
 	queriesFile := fs.String("queries", "", "write a labelled query set for the data (JSONL, for opsearch eval) to this file and continue serving")
 	queriesPerKind := fs.Int("queries-per-kind", optest.DefaultQueriesPerKind, "queries per kind in the --queries set")
 	if err := fs.Parse(args); err != nil {
@@ -48,6 +52,17 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	}
 	if *errorRate < 0 || *errorRate > 1 {
 		return fmt.Errorf("--error-rate must be between 0 and 1, not %v", *errorRate)
+	}
+	if *notFoundRate < 0 || *notFoundRate > 1 {
+		return fmt.Errorf("--not-found-rate must be between 0 and 1, not %v", *notFoundRate)
+	}
+	var statuses []int
+	for f := range strings.SplitSeq(*errorStatuses, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 500 || n > 599 {
+			return fmt.Errorf("--error-statuses must list 5xx statuses, not %q", f)
+		}
+		statuses = append(statuses, n)
 	}
 	if *maxPage < 1 {
 		return fmt.Errorf("--max-page-size must be at least 1, not %d", *maxPage)
@@ -83,7 +98,7 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	}
 	srv := optest.NewServer(data, optest.Options{
 		MaxPageSize: *maxPage, Profile: p, Latency: *latency,
-		Faults: optest.Faults{ErrorRate: *errorRate, Seed: uint64(gen.Seed)},
+		Faults: optest.Faults{ErrorRate: *errorRate, ErrorStatuses: statuses, NotFoundRate: *notFoundRate, Seed: uint64(gen.Seed)},
 	})
 	defer srv.Close()
 

@@ -42,6 +42,8 @@ func TestRun_Usage(t *testing.T) {
 		{[]string{"fakeop", "--profile", "ancient"}, 1, "--profile must be current or legacy"},
 		{[]string{"fakeop", "--error-rate", "2"}, 1, "--error-rate must be between 0 and 1"},
 		{[]string{"fakeop", "--max-page-size", "0"}, 1, "--max-page-size must be at least 1"},
+		{[]string{"fakeop", "--error-statuses", "500,404"}, 1, `--error-statuses must list 5xx statuses, not "404"`},
+		{[]string{"fakeop", "--not-found-rate", "-1"}, 1, "--not-found-rate must be between 0 and 1"},
 		{[]string{"fakeop", "--data", "/nonexistent/data.json"}, 1, "read dataset"},
 		{[]string{"fakeop", "--addr", "not-an-address"}, 1, "listen on not-an-address"},
 		{[]string{"fakeop", "extra"}, 1, `unexpected argument "extra"`},
