@@ -493,7 +493,8 @@ func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease
 		if !ok {
 			return nil, errors.New("the manager's client does not implement mcp.API")
 		}
-		return NewServer(api, l.Attachment.idx, Options{ReadOnly: h.opts.ReadOnly, Logger: h.opts.Logger, Version: h.opts.Version, ObserveSearch: h.opts.ObserveSearch}), nil
+		return NewServer(api, l.Attachment.idx, Options{ReadOnly: h.opts.ReadOnly, Logger: h.opts.Logger, Version: h.opts.Version,
+			ObserveSearch: h.opts.ObserveSearch, Upstream: h.mgr}), nil
 	})
 	if err != nil {
 		l.Release()

@@ -22,13 +22,14 @@ import (
 func TestHTTPSearchDuringOutage(t *testing.T) {
 	data := optest.Generate(httpGen)
 	op, base := optest.Start(t, data, optest.Options{})
-	var mgr *mcp.HTTPUsers
+	up := &sync.UpstreamTracker{}
 	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: t.TempDir(),
 		NewClient: func(key string) (sync.UserAPI, error) {
 			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, Timeout: 20 * time.Second, MaxAttempts: 1})
 		},
-		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h", Upstream: func() sync.Upstream { return mgr.Upstream() }},
+		Upstream: up,
+		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h", Upstream: up},
 			mcp.HTTPUserHooks{}),
 		Schedule: "@every 1h",
 		// Every request after the first would ask /users/me again.
@@ -92,6 +93,36 @@ func TestHTTPSearchDuringOutage(t *testing.T) {
 			if fault.name == "down" && !sawNote {
 				t.Errorf("no answer said OpenProject is unreachable")
 			}
+			// Live tools fail at once with since when, instead of waiting
+			// out timeouts and retries (a hanging request would take the
+			// client's whole timeout and fail differently).
+			var res *sdk.CallToolResult
+			for range 2 {
+				if res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "openproject_get_project", Arguments: map[string]any{"projectId": 1}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !res.IsError || !strings.Contains(contentText(res), "OpenProject unreachable since") {
+				t.Errorf("live tool while OpenProject is %s: %s", fault.name, contentText(res))
+			}
 		})
+	}
+	// Recovery without a restart: once OpenProject answers a key check
+	// again, live tools go through.
+	ok := false
+	for i := 0; i < 300 && !ok; i++ {
+		var a answerOut
+		_ = httpCall(ctx, cs, "openproject_search", map[string]any{"query": subject}, &a)
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "openproject_get_project", Arguments: map[string]any{"projectId": 1}})
+		ok = err == nil && !res.IsError
+		if !ok {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if !ok {
+		t.Error("live tools did not recover after OpenProject came back")
+	}
+	if up := mgr.Upstream(); up.Down {
+		t.Errorf("upstream still down after recovery: %+v", up)
 	}
 }

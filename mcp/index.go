@@ -62,10 +62,10 @@ type UserIndexOptions struct {
 	// Logger reports a query log that cannot be opened; nil discards.
 	Logger *slog.Logger
 	// Upstream, if set, says whether OpenProject is reachable (the
-	// sync.Manager's or sync.Runner's Upstream); while it is not, every
-	// search answer says so and since when, so an agent knows the answer
-	// comes from the index alone.
-	Upstream func() sync.Upstream
+	// sync.Manager or sync.Runner); while it is not, every search answer
+	// says so and since when, so an agent knows the answer comes from the
+	// index alone.
+	Upstream sync.UpstreamWatch
 }
 
 // NewUserIndex returns a UserIndex that is not ready.
@@ -271,7 +271,7 @@ func (x *UserIndex) noteUpstream(f *search.Freshness) {
 	if x.opts.Upstream == nil {
 		return
 	}
-	if up := x.opts.Upstream(); up.Down {
+	if up := x.opts.Upstream.Upstream(); up.Down {
 		f.Unreachable = &search.Unreachable{Since: up.Since, LastError: up.LastError}
 	}
 }

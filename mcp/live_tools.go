@@ -38,7 +38,11 @@ func addTool[In, Out any](s *Server, srv *sdk.Server, t *sdk.Tool, h func(contex
 	t.InputSchema = inputSchema[In]()
 	name := t.Name
 	sdk.AddTool(srv, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
+		if err := s.unreachable(); err != nil {
+			return nil, nil, err
+		}
 		out, err := h(ctx, in)
+		s.observeUpstream(err)
 		if err != nil {
 			var te *toolError
 			if errors.As(err, &te) {

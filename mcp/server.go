@@ -14,6 +14,7 @@ import (
 
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/search"
+	"github.com/opsearch/opsearch/sync"
 )
 
 // API is the live OpenProject surface the tools use; *openproject.Client
@@ -74,6 +75,11 @@ type Options struct {
 	// ObserveSearch, if set, receives the duration of every search tool
 	// call that reached the index (for metrics).
 	ObserveSearch func(d time.Duration, tool string)
+	// Upstream, if set, is what the process knows about reaching
+	// OpenProject: while it is down, live and write tools fail at once
+	// with since when (see failFast), and their outcomes are reported
+	// back to it.
+	Upstream sync.UpstreamWatch
 }
 
 // Server bundles what the tool handlers need.

@@ -82,6 +82,9 @@ type ManagerOptions[A Attachment] struct {
 	KeyGrace time.Duration
 	// UserOptions are passed to OpenUser.
 	UserOptions UserOptions
+	// Upstream, if set, receives what the Manager learns about reaching
+	// OpenProject (shared with the tools); nil: a tracker of its own.
+	Upstream *UpstreamTracker
 	// OnOpen, if set, is called with every user opened (see OnOpenFunc);
 	// what it returns is called when the user is stopped, before the
 	// attachment is closed.
@@ -115,7 +118,7 @@ type Manager[A Attachment] struct {
 	keyMu     gosync.Mutex
 	keys      map[[sha256.Size]byte]keyEntry
 
-	up upstream
+	up *UpstreamTracker
 
 	mu      gosync.Mutex
 	closed  bool
@@ -210,6 +213,9 @@ func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 		entries: map[userKey]*entry[A]{},
 	}
 	m.released = gosync.NewCond(&m.mu)
+	if m.up = opts.Upstream; m.up == nil {
+		m.up = &UpstreamTracker{}
+	}
 	m.bg.Add(1)
 	go m.sweep()
 	return m, nil
@@ -276,7 +282,10 @@ func identityOf(ke keyEntry) Identity {
 
 // Upstream is what the Manager last learned about reaching OpenProject,
 // from key checks and syncs.
-func (m *Manager[A]) Upstream() Upstream { return m.up.get() }
+func (m *Manager[A]) Upstream() Upstream { return m.up.Upstream() }
+
+// ObserveUpstream implements UpstreamWatch.
+func (m *Manager[A]) ObserveUpstream(err error) { m.up.observe(err, m.opts.Now()) }
 
 // validate asks /users/me, detached from any one caller's context (the
 // singleflight shares the answer), and caches definite answers.

@@ -51,6 +51,9 @@ type RunnerOptions struct {
 	Publish Publisher
 	// OnOpen, if set, is called with every user opened (see OnOpenFunc).
 	OnOpen OnOpenFunc
+	// Upstream, if set, receives what the runner learns about reaching
+	// OpenProject (shared with the tools); nil: a tracker of its own.
+	Upstream *UpstreamTracker
 	// Logger receives the runner's messages; nil discards.
 	Logger *slog.Logger
 }
@@ -70,7 +73,7 @@ type Runner struct {
 	opts RunnerOptions
 	log  *slog.Logger
 
-	up upstream
+	up *UpstreamTracker
 
 	mu      gosync.Mutex
 	sch     *Scheduler
@@ -79,7 +82,10 @@ type Runner struct {
 
 // Upstream is what the Runner last learned about reaching OpenProject,
 // from its key checks and syncs.
-func (r *Runner) Upstream() Upstream { return r.up.get() }
+func (r *Runner) Upstream() Upstream { return r.up.Upstream() }
+
+// ObserveUpstream implements UpstreamWatch.
+func (r *Runner) ObserveUpstream(err error) { r.up.observe(err, time.Now()) }
 
 // recordSync passes a sync's outcome on, noting what it says about
 // reaching OpenProject.
@@ -100,7 +106,11 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{opts: opts, log: log.With("subsystem", "runner"), waiting: errors.New("the index is being opened")}, nil
+	up := opts.Upstream
+	if up == nil {
+		up = &UpstreamTracker{}
+	}
+	return &Runner{opts: opts, up: up, log: log.With("subsystem", "runner"), waiting: errors.New("the index is being opened")}, nil
 }
 
 // Retry pauses of opening a user: a network or server failure is retried

@@ -17,12 +17,16 @@ type Upstream struct {
 	// Since is when it became unreachable (the first failure of the
 	// current outage); zero when Down is false.
 	Since time.Time `json:"since,omitzero"`
-	// LastError is the last such failure's message.
-	LastError string `json:"lastError,omitempty"`
+	// LastError is the last such failure's message, and LastFailure
+	// when it happened.
+	LastError   string    `json:"lastError,omitempty"`
+	LastFailure time.Time `json:"lastFailure,omitzero"`
 }
 
-// upstream tracks Upstream from the outcomes reported to it.
-type upstream struct {
+// UpstreamTracker tracks Upstream from the outcomes reported to it; the
+// zero value is ready (OpenProject reachable). Share one between the
+// parts of a process that talk to OpenProject.
+type UpstreamTracker struct {
 	mu    gosync.Mutex
 	state Upstream
 }
@@ -41,7 +45,7 @@ var errCheckTimeout = errors.New("OpenProject did not answer in time")
 
 // observe records the outcome of a request to OpenProject: nil means it
 // answered; an error that says nothing about reachability is ignored.
-func (u *upstream) observe(err error, now time.Time) {
+func (u *UpstreamTracker) observe(err error, now time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	switch {
@@ -51,12 +55,33 @@ func (u *upstream) observe(err error, now time.Time) {
 		if !u.state.Down {
 			u.state.Down, u.state.Since = true, now
 		}
-		u.state.LastError = err.Error()
+		u.state.LastError, u.state.LastFailure = err.Error(), now
 	}
 }
 
-func (u *upstream) get() Upstream {
+// Upstream implements UpstreamWatch.
+func (u *UpstreamTracker) Upstream() Upstream {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.state
 }
+
+// ObserveUpstream implements UpstreamWatch.
+func (u *UpstreamTracker) ObserveUpstream(err error) { u.observe(err, time.Now()) }
+
+// UpstreamWatch is what a server learns about reaching OpenProject,
+// shared by the sync side and the tools: the Manager and the Runner
+// implement it.
+type UpstreamWatch interface {
+	// Upstream is the state now.
+	Upstream() Upstream
+	// ObserveUpstream records the outcome of a request to OpenProject
+	// made elsewhere (a live tool): nil means it answered.
+	ObserveUpstream(err error)
+}
+
+var (
+	_ UpstreamWatch = (*UpstreamTracker)(nil)
+	_ UpstreamWatch = (*Runner)(nil)
+	_ UpstreamWatch = (*Manager[Attachment])(nil)
+)

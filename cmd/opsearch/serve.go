@@ -66,18 +66,17 @@ func runServe(ctx context.Context, e env, args []string) error {
 	}
 	log := e.logger.With("subsystem", "serve")
 
-	var runner *sync.Runner // set below; the index answers only once it set a user
-	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: *spec, LogQueries: *logQueries, Logger: e.logger,
-		Upstream: func() sync.Upstream { return runner.Upstream() }})
-	srv := mcp.NewServer(client, idx, mcp.Options{ReadOnly: conn.readOnly, Logger: e.logger, Version: version})
+	up := &sync.UpstreamTracker{} // what the runner and the tools learn about reaching OpenProject
+	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: *spec, LogQueries: *logQueries, Logger: e.logger, Upstream: up})
+	srv := mcp.NewServer(client, idx, mcp.Options{ReadOnly: conn.readOnly, Logger: e.logger, Version: version, Upstream: up})
 	log.Info("opsearch serving MCP on stdio", "version", version, "base_url", conn.baseURL, "data_dir", conn.dataDir,
 		"read_only", conn.readOnly, "sync_schedule", *spec)
 
 	uo := conn.userOptions(e)
 	uo.Holder = "opsearch serve (stdio)"
-	runner, err = sync.NewRunner(sync.RunnerOptions{
+	runner, err := sync.NewRunner(sync.RunnerOptions{
 		DataDir: conn.dataDir, Client: client, Key: conn.apiKey, UserOptions: uo, Schedule: *spec,
-		Publish: idx, Logger: e.logger,
+		Publish: idx, Upstream: up, Logger: e.logger,
 		OnOpen: control.Attach(control.Options{Command: uo.Holder, Logger: e.logger}),
 	})
 	if err != nil {

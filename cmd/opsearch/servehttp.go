@@ -132,14 +132,16 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	um := userMetrics{m: m, active: func() int { return mgr.ActiveUsers() }}
 	uo := conn.userOptions(e)
 	uo.Holder = "opsearch serve --http"
+	up := &sync.UpstreamTracker{} // what the manager and the tools learn about reaching OpenProject
 	mgr, err = sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: conn.dataDir, NewClient: newClient,
 		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: spec, LogQueries: cfg.logQueries, Logger: e.logger,
-			Upstream: func() sync.Upstream { return mgr.Upstream() }},
+			Upstream: up},
 			mcp.HTTPUserHooks{OnSync: um.onSync, OnClose: um.onClose}),
 		Schedule: spec, IdleTimeout: hf.idleTimeout, MaxUsers: hf.maxUsers, MaxConcurrentSyncs: hf.maxSyncs, KeyGrace: hf.keyGrace,
 		UserOptions: uo,
 		OnOpen:      control.Attach(control.Options{Command: uo.Holder, Logger: e.logger}),
+		Upstream:    up,
 		Logger:      e.logger,
 	})
 	if err != nil {

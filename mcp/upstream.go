@@ -1,0 +1,52 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/opsearch/opsearch/openproject"
+)
+
+// failFast is how long after OpenProject last failed the live and write
+// tools fail at once instead of trying: a call would only wait out
+// timeouts and retries to fail the same way. After it, one call goes
+// through and finds out whether OpenProject is back.
+const failFast = 15 * time.Second
+
+// unreachable is the error a live tool answers with while OpenProject is
+// known to be down, or nil.
+func (s *Server) unreachable() error {
+	if s.opts.Upstream == nil {
+		return nil
+	}
+	up := s.opts.Upstream.Upstream()
+	if !up.Down || time.Since(up.LastFailure) > failFast {
+		return nil
+	}
+	return &toolError{msg: fmt.Sprintf("OpenProject unreachable since %s (%s); not trying again before %s. The search tools still answer from the local index.",
+		up.Since.UTC().Format(time.RFC3339), up.LastError, up.LastFailure.Add(failFast).UTC().Format(time.RFC3339))}
+}
+
+// observeUpstream reports what a live call learned about reaching
+// OpenProject. An answer from OpenProject, even a refusal (404, 403,
+// 422), shows it is up.
+func (s *Server) observeUpstream(err error) {
+	if s.opts.Upstream == nil {
+		return
+	}
+	var te *toolError
+	switch {
+	case err == nil:
+		s.opts.Upstream.ObserveUpstream(nil)
+	case errors.As(err, &te):
+		// The tool's own message, before or without a request.
+	case errors.Is(err, openproject.ErrNetwork), errors.Is(err, openproject.ErrServer):
+		s.opts.Upstream.ObserveUpstream(err)
+	default:
+		var apiErr *openproject.Error
+		if errors.As(err, &apiErr) {
+			s.opts.Upstream.ObserveUpstream(nil)
+		}
+	}
+}
