@@ -530,6 +530,10 @@ func (s *Server) syncStatus(ctx context.Context) (*sdk.CallToolResult, any, erro
 	var ans syncStatusAnswer
 	if src, ok := s.idx.(syncInfoSource); ok {
 		ans.SyncInfo = src.syncInfo()
+		// Where the server keeps its files is the operator's business
+		// (the startup log says it); on a shared server any user with a
+		// valid key may call this tool.
+		ans.SyncInfo.DataDir = ""
 	}
 	sr, err := s.idx.Searcher()
 	if errors.Is(err, ErrIndexNotReady) {
