@@ -510,6 +510,13 @@ func (h *httpHandler) writeAcquireError(w http.ResponseWriter, r *http.Request, 
 	case errors.Is(err, sync.ErrTooManyUsers), errors.Is(err, sync.ErrManagerClosed):
 		w.Header().Set("Retry-After", "30")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "Service Unavailable: " + err.Error()})
+	case errors.Is(err, sync.ErrLocked):
+		// Another opsearch process (a CLI sync, say) holds the user's
+		// files: temporary, and no fault of OpenProject's. The message
+		// names the directory, so the operator knows which process.
+		h.log.Warn("cannot serve the user: their files are in use", "error", err)
+		w.Header().Set("Retry-After", "30")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "Service Unavailable: " + err.Error() + "; try again when it has finished"})
 	case r.Context().Err() != nil:
 		// The client left; nobody reads the answer.
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "request cancelled"})
