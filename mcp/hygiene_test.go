@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 )
@@ -102,5 +104,103 @@ func TestHTTPUserLockedIsUnavailable(t *testing.T) {
 				t.Errorf("error %q does not say which directory is in use by whom", out.Error)
 			}
 		})
+	}
+}
+
+// goWords are signs of an error message written in Go's words, not the
+// user's.
+var goWords = []string{"Go struct", "Go value", "reflect", "mcp.", "interface {", "map[string]", "int64", "validating /", "unmarshal"}
+
+// TestHTTPArgumentErrorsInPlainWords: a bad argument is answered in the
+// caller's words, naming the parameter, the same over MCP (an error
+// result) and REST (400), whether the schema or the Go field would have
+// refused it: an offset too large for an int was 200/isError on REST,
+// with "Go struct field mcp.searchAllIn.offset" in the text.
+func TestHTTPArgumentErrorsInPlainWords(t *testing.T) {
+	e := newHTTPEnv(t, httpEnvOpts{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	key := map[string]string{"X-OpenProject-Api-Key": optest.AliceKey}
+	cs, err := e.connectStreamable(ctx, "/mcp", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	cases := []struct {
+		name, tool, args string
+		// want are words the message must hold, the parameter first.
+		want []string
+	}{
+		{"offset overflows int", "openproject_search", `{"query":"budget","offset":100000000000000000000}`, []string{"offset", "too large"}},
+		{"offset overflows, exponent", "openproject_search_work_packages", `{"query":"budget","offset":1e20}`, []string{"offset", "too large"}},
+		{"id underflows", "openproject_get_work_package", `{"workPackageId":-1e30}`, []string{"workPackageId", "too small"}},
+		{"offset null", "openproject_search", `{"query":"budget","offset":null}`, []string{"offset", "whole number", "null"}},
+		{"query null", "openproject_search", `{"query":null}`, []string{"query", "string", "null"}},
+		{"kinds item null", "openproject_search", `{"query":"x","kinds":[null]}`, []string{"kinds[0]", "null"}},
+		{"offset fraction", "openproject_search", `{"query":"x","offset":1.5}`, []string{"offset", "whole number", "1.5"}},
+		{"offset text", "openproject_search", `{"query":"x","offset":"two"}`, []string{"offset", "whole number", `"two"`}},
+		{"pageSize too big", "openproject_search_meetings", `{"query":"x","pageSize":500}`, []string{"pageSize", "100 or less"}},
+		{"kind not known", "openproject_search", `{"query":"x","kinds":["task"]}`, []string{"kinds[0]", "work_package", `"task"`}},
+		{"unknown parameter", "openproject_search", `{"query":"x","limit":3}`, []string{"limit", "not a parameter", "pageSize"}},
+		{"missing query", "openproject_search", `{}`, []string{"query", "required"}},
+		{"boolean as text", "openproject_get_openapi_spec", `{"full":"yes"}`, []string{"full", "true or false"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: json.RawMessage(c.args)})
+			if err != nil {
+				t.Fatalf("MCP: protocol error %v", err)
+			}
+			mcpText := contentText(res)
+			if !res.IsError {
+				t.Fatalf("MCP: not an error: %s", mcpText)
+			}
+			checkPlain(t, "MCP", mcpText, "invalid argument "+c.want[0], c.want[1:]...)
+
+			code, out := e.rest("/api/tools/"+c.tool, key, c.args)
+			raw, _ := json.Marshal(out)
+			if code != http.StatusBadRequest {
+				t.Fatalf("REST: HTTP %d, want 400: %s", code, raw)
+			}
+			var msg string
+			if d, ok := out["details"].([]any); ok && len(d) > 0 {
+				msg, _ = d[0].(map[string]any)["message"].(string)
+			}
+			if msg != mcpText {
+				t.Errorf("REST says %q, MCP %q", msg, mcpText)
+			}
+		})
+	}
+	// A body that is JSON but no object of arguments.
+	code, out := e.rest("/api/tools/openproject_search", key, `["budget"]`)
+	msg, _ := out["error"].(string)
+	if code != http.StatusBadRequest {
+		t.Errorf("array body: HTTP %d", code)
+	}
+	checkPlain(t, "REST array body", msg, "Invalid JSON body", "object")
+	// A tool's own check of a JSON-in-a-string parameter.
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "openproject_list_projects", Arguments: map[string]any{"filters": `{"id":1}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlain(t, "filters object", contentText(res), "invalid argument filters", "array of filter objects")
+}
+
+// checkPlain fails unless msg starts with prefix, holds every want, and
+// has none of goWords.
+func checkPlain(t *testing.T, where, msg, prefix string, want ...string) {
+	t.Helper()
+	if !strings.HasPrefix(msg, prefix) {
+		t.Errorf("%s: %q does not start with %q", where, msg, prefix)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s: %q does not say %q", where, msg, w)
+		}
+	}
+	for _, g := range goWords {
+		if strings.Contains(msg, g) {
+			t.Errorf("%s: %q speaks Go (%q)", where, msg, g)
+		}
 	}
 }
