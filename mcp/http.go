@@ -46,7 +46,8 @@ type HTTPOptions struct {
 	// MaxBodyBytes limits request bodies (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// Logger receives access and error lines; nil discards. Query strings
-	// are logged with apiKey redacted, and keys never are.
+	// are logged with the values of credential-like parameters (apiKey,
+	// api_key, token, key, access_token, ...) redacted, and keys never are.
 	Logger *slog.Logger
 	// Manager opens users and validates keys; build it with
 	// HTTPAttach as its Attach (the type admits no other).
@@ -317,7 +318,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rec.status >= 400 {
 			lvl = slog.LevelInfo
 		}
-		h.log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery,
+		h.log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "query", redactQuery(r.URL.RawQuery),
 			"status", rec.status, "duration", time.Since(start))
 	}()
 	if !h.hostAllowed(r) {
@@ -377,26 +378,52 @@ func stripAPIKey(r *http.Request) (*http.Request, string) {
 	return r2, key
 }
 
-// RedactURL returns u as a string with any apiKey query value replaced,
-// for log lines written outside this handler.
+// RedactURL returns u as a string with the values of credential-like
+// query parameters (redactQuery) replaced and any userinfo dropped, for
+// log lines written outside this handler.
 func RedactURL(u *url.URL) string {
 	if u == nil {
 		return ""
 	}
 	c := *u
-	q := c.Query()
-	changed := false
-	for k := range q {
-		if strings.EqualFold(k, "apiKey") {
-			q[k] = []string{"REDACTED"}
-			changed = true
-		}
-	}
-	if changed {
-		c.RawQuery = q.Encode()
-	}
+	c.RawQuery = redactQuery(c.RawQuery)
 	c.User = nil
 	return c.String()
+}
+
+// isCredentialParam reports whether a query parameter's name looks like
+// a credential's. Only apiKey is one here, but clients written for other
+// servers send a key or token under these names, and the value must not
+// reach a log line whatever it is called.
+func isCredentialParam(name string) bool {
+	n := strings.ToLower(name)
+	n = strings.NewReplacer("_", "", "-", "", ".", "").Replace(n)
+	switch n {
+	case "apikey", "key", "token", "accesstoken", "authtoken", "authorization", "auth",
+		"bearer", "idtoken", "refreshtoken", "password", "passwd", "secret", "clientsecret", "signature", "sig":
+		return true
+	}
+	return false
+}
+
+// redactQuery replaces the values of credential-like parameters in a raw
+// query string, keeping everything else as it was sent (order, escaping,
+// even malformed pairs), so a log line still shows what was asked.
+func redactQuery(raw string) string {
+	if raw == "" {
+		return raw
+	}
+	pairs := strings.Split(raw, "&")
+	for i, p := range pairs {
+		name, _, hasValue := strings.Cut(p, "=")
+		if un, err := url.QueryUnescape(name); err == nil {
+			name = un
+		}
+		if hasValue && isCredentialParam(name) {
+			pairs[i] = p[:strings.IndexByte(p, '=')+1] + "REDACTED"
+		}
+	}
+	return strings.Join(pairs, "&")
 }
 
 // apiKey returns the request's credential in the reference server's

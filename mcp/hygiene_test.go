@@ -3,13 +3,16 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 )
@@ -202,5 +205,41 @@ func checkPlain(t *testing.T, where, msg, prefix string, want ...string) {
 		if strings.Contains(msg, g) {
 			t.Errorf("%s: %q speaks Go (%q)", where, msg, g)
 		}
+	}
+}
+
+// TestHTTPLogRedactsCredentialParams: the access log shows the query
+// string, but never the value of a parameter that looks like a
+// credential, whatever a client calls it (only apiKey is a credential
+// here; the others are what other servers use, and clients send them).
+func TestHTTPLogRedactsCredentialParams(t *testing.T) {
+	e := newHTTPEnv(t, httpEnvOpts{})
+	params := []string{"apiKey", "api_key", "API-KEY", "token", "key", "access_token", "Access_Token", "auth_token", "password", "secret"}
+	for _, path := range []string{"/health", "/nowhere", "/api/tools/openproject_sync_status"} {
+		q := url.Values{"page": {"visible-" + strings.Trim(path, "/")}}
+		for i, p := range params {
+			q.Set(p, fmt.Sprintf("s3cr3t-%d-%s", i, strings.Trim(path, "/")))
+		}
+		req, _ := http.NewRequest(http.MethodPost, e.ts.URL+path+"?"+q.Encode(), strings.NewReader("{}"))
+		if path == "/health" {
+			req.Method = http.MethodGet
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+	}
+	logs := e.logs.String()
+	if strings.Contains(logs, "s3cr3t") {
+		t.Errorf("a credential-like query value reached the log:\n%s", logs)
+	}
+	for _, path := range []string{"health", "nowhere"} {
+		if !strings.Contains(logs, "visible-"+path) {
+			t.Errorf("the access line of /%s lost the rest of its query:\n%s", path, logs)
+		}
+	}
+	if got := mcp.RedactURL(&url.URL{Scheme: "http", Host: "h", Path: "/p", RawQuery: "access_token=s3cr3t&a=1"}); strings.Contains(got, "s3cr3t") || !strings.Contains(got, "a=1") {
+		t.Errorf("RedactURL = %s", got)
 	}
 }
