@@ -39,9 +39,11 @@ type HTTPOptions struct {
 	// when the request's Host is loopback too. Requests without Origin
 	// (every non-browser client) are not affected.
 	AllowedOrigins []string
-	// AllowedHosts are the Host header values accepted besides loopback
-	// names. A request that arrives on a loopback address with any other
-	// Host is refused (DNS rebinding); set this behind a reverse proxy.
+	// AllowedHosts are the Host header values (name or name:port)
+	// accepted besides loopback names and IP addresses; "*" accepts any.
+	// A request naming any other host is refused (DNS rebinding), on
+	// every listener: list the names clients use to reach the server,
+	// such as a reverse proxy's or a compose service's.
 	AllowedHosts []string
 	// MaxBodyBytes limits request bodies (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
@@ -255,9 +257,10 @@ func NewHTTPHandler(opts HTTPOptions) (http.Handler, error) {
 		}
 		return ks.srv
 	}
-	// Our own Host check covers every route and honours AllowedHosts;
-	// the SDK's would refuse a reverse proxy's Host.
-	noLocal := len(opts.AllowedHosts) > 0
+	// Our own Host check (hostAllowed) covers every route and honours
+	// AllowedHosts. The SDK's is off: it would refuse a reverse proxy's
+	// Host, and, comparing case-sensitively, "LOCALHOST" on /mcp only.
+	const noLocal = true
 	// Stateless: every POST is a complete request/response with its own
 	// credentials, checked on every request. No session outlives a
 	// request, so none can be replayed with another user's key, none leaks
@@ -457,23 +460,26 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// hostAllowed is the DNS-rebinding check: a request that arrived on a
-// loopback address must name a loopback host or an allowed one, or a
-// page on an attacker's domain re-resolved to 127.0.0.1 could call us.
+// hostAllowed is the DNS-rebinding check: a page on an attacker's domain
+// that re-resolves the name to this server's address would otherwise
+// call us from the victim's browser, with the victim's network position.
+// The request must name a loopback host, an IP address (a literal cannot
+// be rebound: the page would have to be served from that address
+// already), or an allowed host ("*" allows any). It applies to every
+// listener, whatever address the connection arrived on: in a container
+// the server listens on all interfaces and sees connections from the
+// published port on a non-loopback address, yet a browser on the host
+// reaches it all the same. Names compare case-insensitively, as DNS does.
 func (h *httpHandler) hostAllowed(r *http.Request) bool {
-	if isLoopbackHost(r.Host) {
+	if isLoopbackHost(r.Host) || net.ParseIP(strings.Trim(hostOnly(r.Host), "[]")) != nil {
 		return true
 	}
 	for _, a := range h.opts.AllowedHosts {
-		if strings.EqualFold(a, r.Host) || (!strings.Contains(a, ":") && strings.EqualFold(a, hostOnly(r.Host))) {
+		if a == "*" || strings.EqualFold(a, r.Host) || (!strings.Contains(a, ":") && strings.EqualFold(a, hostOnly(r.Host))) {
 			return true
 		}
 	}
-	if len(h.opts.AllowedHosts) > 0 {
-		return false
-	}
-	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return la == nil || !isLoopbackHost(la.String())
+	return false
 }
 
 func hostOnly(hostport string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -241,5 +242,95 @@ func TestHTTPLogRedactsCredentialParams(t *testing.T) {
 	}
 	if got := mcp.RedactURL(&url.URL{Scheme: "http", Host: "h", Path: "/p", RawQuery: "access_token=s3cr3t&a=1"}); strings.Contains(got, "s3cr3t") || !strings.Contains(got, "a=1") {
 		t.Errorf("RedactURL = %s", got)
+	}
+}
+
+// hostRT sends every request with a given Host header, as a browser
+// would for the name in its address bar.
+type hostRT struct {
+	base http.RoundTripper
+	host string
+	hdr  map[string]string
+}
+
+func (h hostRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Host = h.host
+	for k, v := range h.hdr {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// TestHTTPHostCheck: the DNS-rebinding check refuses a Host naming a
+// foreign domain whatever address the connection arrived on (in a
+// container that is a non-loopback one, and the check used to be
+// skipped), accepts loopback names in any case on every route (the SDK
+// refused "LOCALHOST" on /mcp while REST allowed it) and IP addresses,
+// and --allowed-hosts lets other names in.
+func TestHTTPHostCheck(t *testing.T) {
+	container := &net.TCPAddr{IP: net.IPv4(172, 17, 0, 2), Port: 8080}
+	cases := []struct {
+		name    string
+		local   net.Addr // nil: the loopback listener as it is
+		allowed []string
+		host    string
+		want    bool
+	}{
+		{"container, foreign name", container, nil, "evil.example:8080", false},
+		{"container, bare foreign name", container, nil, "rebind.attacker.test", false},
+		{"container, service name not listed", container, nil, "opsearch:8080", false},
+		{"container, service name listed", container, []string{"opsearch"}, "opsearch:8080", true},
+		{"container, listed with port", container, []string{"opsearch:8080"}, "OPSEARCH:8080", true},
+		{"container, other port than listed", container, []string{"opsearch:9090"}, "opsearch:8080", false},
+		{"container, any host", container, []string{"*"}, "whatever.example", true},
+		{"container, published loopback", container, nil, "127.0.0.1:8080", true},
+		{"container, its own address", container, nil, "172.17.0.2:8080", true},
+		{"container, IPv6 literal", container, nil, "[fd00::2]:8080", true},
+		{"container, LOCALHOST", container, nil, "LOCALHOST:8080", true},
+		{"loopback, foreign name", nil, nil, "evil.example", false},
+		{"loopback, LOCALHOST", nil, nil, "LOCALHOST", true},
+		{"loopback, Localhost with port", nil, nil, "Localhost:8080", true},
+		{"loopback, localhost", nil, nil, "localhost:8080", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newHTTPEnv(t, httpEnvOpts{localAddr: c.local, allowedHosts: c.allowed})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			key := map[string]string{"X-OpenProject-Api-Key": optest.AliceKey}
+			client := &http.Client{Transport: hostRT{http.DefaultTransport, c.host, key}}
+
+			// REST.
+			resp, err := client.Post(e.ts.URL+"/api/tools/openproject_sync_status", "application/json", strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			if got := resp.StatusCode == http.StatusOK; got != c.want {
+				t.Errorf("REST: HTTP %d, want allowed=%v", resp.StatusCode, c.want)
+			} else if !c.want && resp.StatusCode != http.StatusForbidden {
+				t.Errorf("REST: HTTP %d, want 403", resp.StatusCode)
+			}
+
+			// MCP, with the SDK's client.
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx,
+				&sdk.StreamableClientTransport{Endpoint: e.ts.URL + "/mcp", HTTPClient: client}, nil)
+			if !c.want {
+				if err == nil {
+					cs.Close()
+					t.Error("MCP: connected")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("MCP: %v", err)
+			}
+			defer cs.Close()
+			var st map[string]any
+			if err := httpCall(ctx, cs, "openproject_sync_status", nil, &st); err != nil {
+				t.Errorf("MCP: %v", err)
+			}
+		})
 	}
 }
