@@ -334,3 +334,47 @@ func TestHTTPHostCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchTools_NothingToSearch: every search tool answers a query of
+// punctuation only with an error saying there is nothing to search for,
+// not with whatever the index lists first, nor with an empty page while
+// the index is being built (over MCP with the SDK client, and REST,
+// which passes the tool's answer on).
+func TestSearchTools_NothingToSearch(t *testing.T) {
+	e := newHTTPEnv(t, httpEnvOpts{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	key := map[string]string{"X-OpenProject-Api-Key": optest.AliceKey}
+	cs, err := e.connectStreamable(ctx, "/mcp", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// No wait for the first sync: the answer must not depend on it (a
+	// not-ready index answers an empty page, no error, which is wrong
+	// here too).
+	tools := []string{"openproject_search", "openproject_search_work_packages", "openproject_search_wiki_pages", "openproject_search_meetings"}
+	for _, tool := range tools {
+		for _, q := range []string{":", "#", " #: ", "--"} {
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{"query": q}})
+			if err != nil {
+				t.Fatalf("%s(%q): %v", tool, q, err)
+			}
+			text := contentText(res)
+			if !res.IsError {
+				t.Errorf("%s(%q) answered results: %.200s", tool, q, text)
+				continue
+			}
+			checkPlain(t, tool, text, "invalid argument query", "nothing to search for", "letters or digits")
+		}
+		body, _ := json.Marshal(map[string]any{"query": "#"})
+		code, out := e.rest("/api/tools/"+tool, key, string(body))
+		if code != 200 || out["isError"] != true {
+			t.Errorf("REST %s(#): HTTP %d, %v", tool, code, out)
+		}
+	}
+	// A query with a word among the symbols still searches.
+	if res := call(t, cs, "openproject_search", map[string]any{"query": "#1"}); res.IsError {
+		t.Errorf("#1: %s", contentText(res))
+	}
+}

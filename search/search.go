@@ -148,6 +148,13 @@ type Query struct {
 // MaxPageSize bounds Query.PageSize.
 const MaxPageSize = 100
 
+// ErrNothingToSearch is returned (wrapped) for a query that is not empty
+// but holds no word: only punctuation or symbols, such as ":" or "#".
+// The index would treat it as no query at all and list items in an
+// arbitrary order, which reads as results; an empty query is a listing
+// by filters, and says so by being empty.
+var ErrNothingToSearch = errors.New("the query has nothing to search for: it holds no letters or digits")
+
 // Validate names the first problem with q.
 func (q Query) Validate() error {
 	if q.Page < 0 {
@@ -166,6 +173,9 @@ func (q Query) Validate() error {
 	}
 	if len([]rune(q.Text)) > 500 {
 		return errors.New("query is longer than 500 characters")
+	}
+	if t := strings.TrimSpace(q.Text); t != "" && len(scorer.Tokenize(t)) == 0 {
+		return fmt.Errorf("search %q: %w", t, ErrNothingToSearch)
 	}
 	return nil
 }
