@@ -167,7 +167,42 @@ func (b *Bleve) openDir(dir string) (bleve.Index, error) {
 		// directory with files but no usable index is damaged.
 		return nil, fmt.Errorf("open index: %s", err.Error())
 	}
+	// Indexes written before the meta files were private keep them
+	// readable to all until tightened.
+	if err := tightenMeta(dir); err != nil {
+		_ = idx.Close()
+		return nil, err
+	}
 	return idx, nil
+}
+
+// privateFile is the mode of the files opsearch writes itself: the
+// README promises 0600, like the store's.
+const privateFile fs.FileMode = 0o600
+
+// bleveMetaFile is bleve's own meta file, which it creates 0666 (less
+// the umask), readable to all under the usual umask 022 and writable to
+// all under umask 000. bleve's segments and root bolt file are 0600.
+const bleveMetaFile = "index_meta.json"
+
+// tightenMeta makes the index's meta files private where they are not.
+func tightenMeta(dir string) error {
+	for _, name := range []string{bleveMetaFile, metaFile} {
+		path := filepath.Join(dir, name)
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("stat index meta: %w", err)
+		}
+		if fi.Mode().Perm()&^privateFile != 0 {
+			if err := os.Chmod(path, privateFile); err != nil {
+				return fmt.Errorf("tighten index meta permissions: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // create makes a new, empty scorch index in dir (which must not hold one).
@@ -182,6 +217,10 @@ func (b *Bleve) create(dir string) (bleve.Index, error) {
 		map[string]any{"bolt_timeout": b.opts.LockTimeout.String()})
 	if err != nil {
 		return nil, fmt.Errorf("create index: %w", err)
+	}
+	if err := tightenMeta(dir); err != nil {
+		_ = idx.Close()
+		return nil, err
 	}
 	if err := addSynonyms(idx, b.opts.Thesaurus); err != nil {
 		_ = idx.Close()
@@ -209,7 +248,11 @@ func writeMeta(dir string, m meta) error {
 		return fmt.Errorf("encode index meta: %w", err)
 	}
 	tmp := filepath.Join(dir, metaFile+".tmp")
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	// A leftover temp file would keep its mode through WriteFile.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove stale index meta: %w", err)
+	}
+	if err := os.WriteFile(tmp, data, privateFile); err != nil {
 		return fmt.Errorf("write index meta: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, metaFile)); err != nil {

@@ -39,14 +39,17 @@ type HTTPOptions struct {
 	// when the request's Host is loopback too. Requests without Origin
 	// (every non-browser client) are not affected.
 	AllowedOrigins []string
-	// AllowedHosts are the Host header values accepted besides loopback
-	// names. A request that arrives on a loopback address with any other
-	// Host is refused (DNS rebinding); set this behind a reverse proxy.
+	// AllowedHosts are the Host header values (name or name:port)
+	// accepted besides loopback names and IP addresses; "*" accepts any.
+	// A request naming any other host is refused (DNS rebinding), on
+	// every listener: list the names clients use to reach the server,
+	// such as a reverse proxy's or a compose service's.
 	AllowedHosts []string
 	// MaxBodyBytes limits request bodies (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// Logger receives access and error lines; nil discards. Query strings
-	// are logged with apiKey redacted, and keys never are.
+	// are logged with the values of credential-like parameters (apiKey,
+	// api_key, token, key, access_token, ...) redacted, and keys never are.
 	Logger *slog.Logger
 	// Manager opens users and validates keys; build it with
 	// HTTPAttach as its Attach (the type admits no other).
@@ -254,9 +257,10 @@ func NewHTTPHandler(opts HTTPOptions) (http.Handler, error) {
 		}
 		return ks.srv
 	}
-	// Our own Host check covers every route and honours AllowedHosts;
-	// the SDK's would refuse a reverse proxy's Host.
-	noLocal := len(opts.AllowedHosts) > 0
+	// Our own Host check (hostAllowed) covers every route and honours
+	// AllowedHosts. The SDK's is off: it would refuse a reverse proxy's
+	// Host, and, comparing case-sensitively, "LOCALHOST" on /mcp only.
+	const noLocal = true
 	// Stateless: every POST is a complete request/response with its own
 	// credentials, checked on every request. No session outlives a
 	// request, so none can be replayed with another user's key, none leaks
@@ -317,7 +321,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rec.status >= 400 {
 			lvl = slog.LevelInfo
 		}
-		h.log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery,
+		h.log.Log(r.Context(), lvl, "request", "method", r.Method, "path", r.URL.Path, "query", redactQuery(r.URL.RawQuery),
 			"status", rec.status, "duration", time.Since(start))
 	}()
 	if !h.hostAllowed(r) {
@@ -377,26 +381,52 @@ func stripAPIKey(r *http.Request) (*http.Request, string) {
 	return r2, key
 }
 
-// RedactURL returns u as a string with any apiKey query value replaced,
-// for log lines written outside this handler.
+// RedactURL returns u as a string with the values of credential-like
+// query parameters (redactQuery) replaced and any userinfo dropped, for
+// log lines written outside this handler.
 func RedactURL(u *url.URL) string {
 	if u == nil {
 		return ""
 	}
 	c := *u
-	q := c.Query()
-	changed := false
-	for k := range q {
-		if strings.EqualFold(k, "apiKey") {
-			q[k] = []string{"REDACTED"}
-			changed = true
-		}
-	}
-	if changed {
-		c.RawQuery = q.Encode()
-	}
+	c.RawQuery = redactQuery(c.RawQuery)
 	c.User = nil
 	return c.String()
+}
+
+// isCredentialParam reports whether a query parameter's name looks like
+// a credential's. Only apiKey is one here, but clients written for other
+// servers send a key or token under these names, and the value must not
+// reach a log line whatever it is called.
+func isCredentialParam(name string) bool {
+	n := strings.ToLower(name)
+	n = strings.NewReplacer("_", "", "-", "", ".", "").Replace(n)
+	switch n {
+	case "apikey", "key", "token", "accesstoken", "authtoken", "authorization", "auth",
+		"bearer", "idtoken", "refreshtoken", "password", "passwd", "secret", "clientsecret", "signature", "sig":
+		return true
+	}
+	return false
+}
+
+// redactQuery replaces the values of credential-like parameters in a raw
+// query string, keeping everything else as it was sent (order, escaping,
+// even malformed pairs), so a log line still shows what was asked.
+func redactQuery(raw string) string {
+	if raw == "" {
+		return raw
+	}
+	pairs := strings.Split(raw, "&")
+	for i, p := range pairs {
+		name, _, hasValue := strings.Cut(p, "=")
+		if un, err := url.QueryUnescape(name); err == nil {
+			name = un
+		}
+		if hasValue && isCredentialParam(name) {
+			pairs[i] = p[:strings.IndexByte(p, '=')+1] + "REDACTED"
+		}
+	}
+	return strings.Join(pairs, "&")
 }
 
 // apiKey returns the request's credential in the reference server's
@@ -430,23 +460,26 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// hostAllowed is the DNS-rebinding check: a request that arrived on a
-// loopback address must name a loopback host or an allowed one, or a
-// page on an attacker's domain re-resolved to 127.0.0.1 could call us.
+// hostAllowed is the DNS-rebinding check: a page on an attacker's domain
+// that re-resolves the name to this server's address would otherwise
+// call us from the victim's browser, with the victim's network position.
+// The request must name a loopback host, an IP address (a literal cannot
+// be rebound: the page would have to be served from that address
+// already), or an allowed host ("*" allows any). It applies to every
+// listener, whatever address the connection arrived on: in a container
+// the server listens on all interfaces and sees connections from the
+// published port on a non-loopback address, yet a browser on the host
+// reaches it all the same. Names compare case-insensitively, as DNS does.
 func (h *httpHandler) hostAllowed(r *http.Request) bool {
-	if isLoopbackHost(r.Host) {
+	if isLoopbackHost(r.Host) || net.ParseIP(strings.Trim(hostOnly(r.Host), "[]")) != nil {
 		return true
 	}
 	for _, a := range h.opts.AllowedHosts {
-		if strings.EqualFold(a, r.Host) || (!strings.Contains(a, ":") && strings.EqualFold(a, hostOnly(r.Host))) {
+		if a == "*" || strings.EqualFold(a, r.Host) || (!strings.Contains(a, ":") && strings.EqualFold(a, hostOnly(r.Host))) {
 			return true
 		}
 	}
-	if len(h.opts.AllowedHosts) > 0 {
-		return false
-	}
-	la, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return la == nil || !isLoopbackHost(la.String())
+	return false
 }
 
 func hostOnly(hostport string) string {
@@ -511,6 +544,13 @@ func (h *httpHandler) writeAcquireError(w http.ResponseWriter, r *http.Request, 
 	case errors.Is(err, sync.ErrTooManyUsers), errors.Is(err, sync.ErrManagerClosed):
 		w.Header().Set("Retry-After", "30")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "Service Unavailable: " + err.Error()})
+	case errors.Is(err, sync.ErrLocked):
+		// Another opsearch process (a CLI sync, say) holds the user's
+		// files: temporary, and no fault of OpenProject's. The message
+		// names the directory, so the operator knows which process.
+		h.log.Warn("cannot serve the user: their files are in use", "error", err)
+		w.Header().Set("Retry-After", "30")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "Service Unavailable: " + err.Error() + "; try again when it has finished"})
 	case r.Context().Err() != nil:
 		// The client left; nobody reads the answer.
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "request cancelled"})

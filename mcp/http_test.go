@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -54,6 +55,15 @@ type httpEnvOpts struct {
 	maxUsers  int
 	// probeEvery is HTTPOptions.ProbeEvery (0: the default).
 	probeEvery time.Duration
+	// lockTimeout is how long opening a user waits for another
+	// process's lock (0: the default).
+	lockTimeout time.Duration
+	// allowedHosts is HTTPOptions.AllowedHosts.
+	allowedHosts []string
+	// localAddr, if set, is the address every connection reports it
+	// arrived on, as in a container, where clients reach the server
+	// through a non-loopback interface.
+	localAddr net.Addr
 }
 
 func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
@@ -78,7 +88,7 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 		Schedule:    "@every 1h",
 		IdleTimeout: o.idle,
 		MaxUsers:    o.maxUsers,
-		UserOptions: sync.UserOptions{Logger: logger, WorkerOptions: sync.Options{Logger: logger}},
+		UserOptions: sync.UserOptions{Logger: logger, LockTimeout: o.lockTimeout, WorkerOptions: sync.Options{Logger: logger}},
 		Logger:      logger,
 	})
 	if err != nil {
@@ -86,12 +96,16 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 	}
 	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
 		BaseURL: base, ServerKey: o.serverKey, ReadOnly: o.readOnly, Logger: logger, Manager: mgr,
-		AllowedOrigins: o.origins, ProbeEvery: o.probeEvery,
+		AllowedOrigins: o.origins, ProbeEvery: o.probeEvery, AllowedHosts: o.allowedHosts,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewUnstartedServer(h)
+	if o.localAddr != nil {
+		ts.Listener = localAddrListener{ts.Listener, o.localAddr}
+	}
+	ts.Start()
 	e := &httpEnv{t: t, op: op, data: data, base: base, mgr: mgr, ts: ts, logs: logs}
 	for _, p := range data.Projects {
 		switch p.Identifier {
@@ -124,6 +138,29 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 	})
 	return e
 }
+
+// localAddrListener is a loopback listener whose connections say they
+// arrived on addr: the server sees what it would behind a container's
+// published port, while the test still dials 127.0.0.1.
+type localAddrListener struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (l localAddrListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return localAddrConn{c, l.addr}, nil
+}
+
+type localAddrConn struct {
+	net.Conn
+	addr net.Addr
+}
+
+func (c localAddrConn) LocalAddr() net.Addr { return c.addr }
 
 // headerRT adds headers to every request of a client.
 type headerRT struct {

@@ -189,6 +189,27 @@ func parseFilters(s string) (openproject.Filters, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
+	// The shape is checked here first: ParseFilters would pass on the
+	// JSON decoder's words for a wrong shape, which name Go types.
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, argErr("filters", "is not valid JSON: %s (at byte %d)", se.Error(), se.Offset)
+		}
+		return nil, argErr("filters", "is not valid JSON")
+	}
+	arr, ok := v.([]any)
+	if ok {
+		for _, f := range arr {
+			if _, isObj := f.(map[string]any); !isObj {
+				ok = false
+			}
+		}
+	}
+	if !ok {
+		return nil, argErr("filters", `must be a JSON array of filter objects, e.g. [{"status":{"operator":"o","values":[]}}]`)
+	}
 	fs, err := openproject.ParseFilters(s)
 	if err != nil {
 		return nil, argErr("filters", "%v", err)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,14 +80,15 @@ func (h *httpHandler) restTool(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "cannot read the request body"})
 		return
 	}
-	args := map[string]any{}
-	if strings.TrimSpace(string(body)) != "" {
-		if err := json.Unmarshal(body, &args); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "Invalid JSON body: " + err.Error()})
-			return
-		}
+	args, err := decodeArgs(body)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "Invalid JSON body: " + err.Error()})
+		return
 	}
-	if err := t.schema.Validate(args); err != nil {
+	// The same check as over MCP (checkToolArgs), in the same words: a
+	// bad argument is the request's fault, so 400 here, where MCP can
+	// only answer an error result.
+	if err := checkArgs(t.schema.Schema(), args); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{
 			"error":   "Validation error",
 			"details": []map[string]any{{"message": err.Error()}},

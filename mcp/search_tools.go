@@ -286,6 +286,9 @@ func (s *Server) registerSearchTools(srv *sdk.Server) {
 		if utf8.RuneCountInString(q.Text) > maxQueryRunes {
 			return nil, nil, argErr("query", "is longer than %d characters", maxQueryRunes)
 		}
+		if err := checkSearchable(q.Text); err != nil {
+			return nil, nil, err
+		}
 		q.Kinds = []indexer.Kind{indexer.KindWikiPage}
 		note := ""
 		if in.RefreshCache {
@@ -366,7 +369,17 @@ func requireQuery(q string) (string, error) {
 	if utf8.RuneCountInString(q) > maxQueryRunes {
 		return "", argErr("query", "is longer than %d characters", maxQueryRunes)
 	}
-	return q, nil
+	return q, checkSearchable(q)
+}
+
+// checkSearchable refuses a query without a word in it (only punctuation
+// or symbols), before the index is asked: the answer is the same whether
+// the index is ready or not, and never a list of arbitrary items.
+func checkSearchable(q string) error {
+	if err := (search.Query{Text: q}).Validate(); errors.Is(err, search.ErrNothingToSearch) {
+		return argErr("query", "has nothing to search for: %q holds no letters or digits", q)
+	}
+	return nil
 }
 
 // parsePaging validates matchMode, offset and pageSize into a query.
@@ -426,6 +439,11 @@ func (s *Server) search(ctx context.Context, tool string, q search.Query, projec
 	}
 	if errors.Is(err, ErrIndexNotReady) {
 		return nil, notReadyAnswer(q, note, notReadyNote), nil
+	}
+	if errors.Is(err, search.ErrNothingToSearch) {
+		// Caught above for the tools' own queries; said the same way
+		// should the engine find another.
+		return nil, nil, argErr("query", "has nothing to search for: %q holds no letters or digits", q.Text)
 	}
 	if err != nil {
 		return nil, nil, s.fail(ctx, tool, err)
@@ -546,6 +564,10 @@ func (s *Server) syncStatus(ctx context.Context) (*sdk.CallToolResult, any, erro
 	var ans syncStatusAnswer
 	if src, ok := s.idx.(syncInfoSource); ok {
 		ans.SyncInfo = src.syncInfo()
+		// Where the server keeps its files is the operator's business
+		// (the startup log says it); on a shared server any user with a
+		// valid key may call this tool.
+		ans.SyncInfo.DataDir = ""
 	}
 	sr, err := s.idx.Searcher()
 	if errors.Is(err, ErrIndexNotReady) {

@@ -103,6 +103,7 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 		Instructions: instructions,
 		Logger:       opts.Logger,
 	})
+	srv.AddReceivingMiddleware(s.checkToolArgs)
 	s.registerSearchTools(srv)
 	s.registerLiveTools(srv)
 	if !opts.ReadOnly {

@@ -148,6 +148,13 @@ type Query struct {
 // MaxPageSize bounds Query.PageSize.
 const MaxPageSize = 100
 
+// ErrNothingToSearch is returned (wrapped) for a query that is not empty
+// but holds no word: only punctuation or symbols, such as ":" or "#".
+// The index would treat it as no query at all and list items in an
+// arbitrary order, which reads as results; an empty query is a listing
+// by filters, and says so by being empty.
+var ErrNothingToSearch = errors.New("the query has nothing to search for: it holds no letters or digits")
+
 // Validate names the first problem with q.
 func (q Query) Validate() error {
 	if q.Page < 0 {
@@ -166,6 +173,9 @@ func (q Query) Validate() error {
 	}
 	if len([]rune(q.Text)) > 500 {
 		return errors.New("query is longer than 500 characters")
+	}
+	if t := strings.TrimSpace(q.Text); t != "" && len(scorer.Tokenize(t)) == 0 {
+		return fmt.Errorf("search %q: %w", t, ErrNothingToSearch)
 	}
 	return nil
 }
@@ -275,7 +285,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		kinds = []indexer.Kind{indexer.KindWorkPackage}
 		window = min(window*statusWindow, maxWindow)
 	}
-	res, err := e.idx.Search(ctx, indexer.SearchOptions{
+	res, err := e.searchIndex(ctx, indexer.SearchOptions{
 		Query: q.Text, Mode: mode, Kinds: kinds, ProjectIDs: q.ProjectIDs, Closed: q.Closed,
 		Types: q.Types, AssigneeIDs: q.AssigneeIDs, UpdatedAfter: q.UpdatedAfter, UpdatedBefore: q.UpdatedBefore,
 		Size: window,
@@ -342,6 +352,47 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		e.opts.QueryLog.record(ctx, q, resp)
 	}
 	return resp, nil
+}
+
+// searchIndex runs the index query and puts hits of equal index score in
+// the order the ranking breaks ties in: kind, then numeric id
+// (scorer.CompareIDs). The index orders them by document id as text
+// ("work_package:1000" before "work_package:95"), and its window often
+// ends inside such a run, so which of them were examined, and the order
+// of those past the re-ranked head, followed the text of their ids. For
+// a scored query (a fuzzy one: it has a Plan) the window is widened,
+// doubling up to maxWindow, until the run at its edge is complete, then
+// cut back once the run is ordered. Filter-only and exact queries keep
+// the index's order: the first is by recency, and exact mode re-ranks
+// every hit it examines.
+func (e *Engine) searchIndex(ctx context.Context, opts indexer.SearchOptions) (indexer.Result, error) {
+	window := opts.Size
+	// One hit past the window tells whether a run crosses its edge.
+	opts.Size++
+	res, err := e.idx.Search(ctx, opts)
+	if err != nil || res.Plan == nil {
+		if len(res.Hits) > window {
+			res.Hits = res.Hits[:window]
+		}
+		return res, err
+	}
+	for len(res.Hits) == opts.Size && opts.Size < maxWindow &&
+		res.Hits[len(res.Hits)-1].Score == res.Hits[window-1].Score {
+		opts.Size = min(opts.Size*2, maxWindow)
+		if res, err = e.idx.Search(ctx, opts); err != nil {
+			return res, err
+		}
+	}
+	slices.SortStableFunc(res.Hits, func(a, b indexer.Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return scorer.CompareIDs(a.ID, b.ID)
+	})
+	if len(res.Hits) > window {
+		res.Hits = res.Hits[:window]
+	}
+	return res, nil
 }
 
 // statusWindow multiplies the candidates examined when a status filter

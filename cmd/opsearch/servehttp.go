@@ -46,7 +46,7 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 	fs.IntVar(&h.maxSyncs, "max-syncs", sync.DefaultMaxConcurrentSyncs, "HTTP mode: most syncs running at once across users")
 	fs.DurationVar(&h.keyGrace, "key-grace", sync.DefaultKeyGrace, "HTTP mode: how long after OpenProject last confirmed a key its index keeps answering while OpenProject is unreachable (negative: never)")
 	fs.StringVar(&h.allowedOrigins, "allowed-origins", e.getenv("OPSEARCH_ALLOWED_ORIGINS"), "HTTP mode: comma-separated browser origins allowed to call the server, * for any (env OPSEARCH_ALLOWED_ORIGINS; loopback origins are allowed on loopback)")
-	fs.StringVar(&h.allowedHosts, "allowed-hosts", e.getenv("OPSEARCH_ALLOWED_HOSTS"), "HTTP mode: comma-separated Host header values accepted besides loopback names, e.g. behind a reverse proxy (env OPSEARCH_ALLOWED_HOSTS)")
+	fs.StringVar(&h.allowedHosts, "allowed-hosts", e.getenv("OPSEARCH_ALLOWED_HOSTS"), "HTTP mode: comma-separated host names (name or name:port) clients may use besides loopback names and IP addresses, * for any; others get 403 (DNS rebinding), on every listener: list a reverse proxy's or a compose service's name (env OPSEARCH_ALLOWED_HOSTS)")
 	return h
 }
 
