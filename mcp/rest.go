@@ -84,7 +84,13 @@ func (h *httpHandler) restTool(w http.ResponseWriter, r *http.Request) {
 	args := map[string]any{}
 	if strings.TrimSpace(string(body)) != "" {
 		if err := json.Unmarshal(body, &args); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "Invalid JSON body: " + err.Error()})
+			msg := err.Error()
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				// Not encoding/json's "into Go value of type map[string]interface {}".
+				msg = "the arguments must be a JSON object, not " + te.Value
+			}
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "Invalid JSON body: " + msg})
 			return
 		}
 	}
