@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -369,6 +370,9 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if secs, err := strconv.Atoi(v); err == nil {
 		if secs < 0 {
 			return 0
+		}
+		if secs > math.MaxInt64/int(time.Second) {
+			return math.MaxInt64 // more seconds than a Duration holds
 		}
 		return time.Duration(secs) * time.Second
 	}

@@ -3,6 +3,7 @@ package openproject
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -86,7 +87,7 @@ func ParseFilters(s string) (Filters, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
-		return nil, &FilterSyntaxError{Msg: "Filters is not a valid JSON array of filter objects: " + err.Error()}
+		return nil, &FilterSyntaxError{Msg: "Filters is not a valid JSON array of filter objects: " + jsonProblem(err)}
 	}
 	out := make(Filters, 0, len(raw))
 	for _, obj := range raw {
@@ -128,6 +129,17 @@ func ParseFilters(s string) (Filters, error) {
 		}
 	}
 	return out, nil
+}
+
+// jsonProblem describes a JSON decoding error for the caller, without the
+// Go type names encoding/json puts in type mismatches ("cannot unmarshal
+// number into Go value of type map[string]json.RawMessage").
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return "unexpected " + te.Value
+	}
+	return err.Error() // syntax errors and EOF name only the input
 }
 
 // StatusAll matches every status, closed ones included.
@@ -242,7 +254,7 @@ func ParseSortBy(s string) ([]Sort, error) {
 		pairs = nil // a failed decode may have filled part of it
 		var strs []string
 		if err2 := json.Unmarshal([]byte(s), &strs); err2 != nil {
-			return nil, &FilterSyntaxError{Msg: "Sort by is not a valid JSON array: " + err.Error()}
+			return nil, &FilterSyntaxError{Msg: "Sort by is not a valid JSON array: " + jsonProblem(err)}
 		}
 		for _, str := range strs {
 			field, dir, _ := strings.Cut(str, ":")

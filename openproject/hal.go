@@ -3,6 +3,7 @@ package openproject
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -120,14 +121,20 @@ func (t *lenientTime) UnmarshalJSON(b []byte) error {
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", time.DateOnly} {
 		if v, err := time.Parse(layout, s); err == nil {
-			t.Time = v.UTC()
+			// An offset can push year 0 or 9999 out of the range
+			// time.Time encodes as JSON, and the store could not save it.
+			if v = v.UTC(); v.Year() >= 0 && v.Year() <= 9999 {
+				t.Time = v
+			}
 			return nil
 		}
 	}
 	return nil
 }
 
-// lenientNumber decodes a JSON number, a numeric string, or nothing.
+// lenientNumber decodes a JSON number, a numeric string, or nothing. A
+// string spelling a non-finite number ("Infinity", "NaN") counts as
+// nothing: JSON cannot encode it, so the store could not save the item.
 type lenientNumber struct {
 	Value float64
 	Set   bool
@@ -141,7 +148,7 @@ func (n *lenientNumber) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
 			n.Value, n.Set = f, true
 		}
 	}

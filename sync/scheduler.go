@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	gosync "sync"
 	"time"
 
@@ -66,6 +67,17 @@ type Scheduler struct {
 	back    backoff
 }
 
+// ParseSpec parses a sync schedule: a 5-field cron spec or a descriptor
+// such as "@every 2m", optionally after CRON_TZ=<zone>. It is
+// cron.ParseStandard, except that a time zone with nothing after it
+// ("TZ=UTC") is an error: cron slices past the missing space and panics.
+func ParseSpec(spec string) (cron.Schedule, error) {
+	if (strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=")) && !strings.Contains(spec, " ") {
+		return nil, fmt.Errorf("time zone %s is not followed by a schedule", spec)
+	}
+	return cron.ParseStandard(spec)
+}
+
 // NewScheduler parses the spec and returns a stopped Scheduler.
 func NewScheduler(w *Worker, opts SchedulerOptions) (*Scheduler, error) {
 	if opts.Spec == "" {
@@ -80,7 +92,7 @@ func NewScheduler(w *Worker, opts SchedulerOptions) (*Scheduler, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	sch, err := cron.ParseStandard(opts.Spec)
+	sch, err := ParseSpec(opts.Spec)
 	if err != nil {
 		return nil, fmt.Errorf("parse schedule %q: %w", opts.Spec, err)
 	}

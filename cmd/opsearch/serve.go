@@ -10,7 +10,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/robfig/cron/v3"
 
 	"github.com/opsearch/opsearch/control"
 	"github.com/opsearch/opsearch/mcp"
@@ -54,7 +53,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	*spec = strings.TrimSpace(*spec)
-	if _, err := cron.ParseStandard(*spec); err != nil {
+	if _, err := sync.ParseSpec(*spec); err != nil {
 		return fmt.Errorf("invalid sync schedule %q (--sync-schedule or OPSEARCH_SYNC_SCHEDULE): %v", *spec, err)
 	}
 	if hf.addr != "" {

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// FuzzInstanceName checks the instance directory name derived from a base
+// URL: an accepted URL gives a non-empty name of at most 200 bytes made
+// only of [a-z0-9._%-] (so no path separator, and never "." or ".."), the
+// same every time, and unchanged by a trailing slash or the scheme's
+// default port; a rejected URL gives an error wrapping ErrBadBaseURL that
+// never repeats a password from the URL.
+func FuzzInstanceName(f *testing.F) {
+	for _, s := range []string{
+		"https://op.example.com", "http://127.0.0.1:8080", "https://example.com/openproject/",
+		"https://Example.COM./a_b/2024", "http://[::1]:3000/x", "https://user:secret@op.example.com",
+		"ftp://op.example.com", "https://op.example.com/?q=1", "https://op.example.com/#f", "https://.../",
+		"https://op.example.com/" + strings.Repeat("long/", 60), "http://op.example.com:80", "https://h%C3%BCgel.de/a%2Fb",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		name, err := InstanceName(raw)
+		if err != nil {
+			if !errors.Is(err, ErrBadBaseURL) {
+				t.Fatalf("InstanceName(%q) error %v does not wrap ErrBadBaseURL", raw, err)
+			}
+			if u, perr := url.Parse(strings.TrimSpace(raw)); perr == nil && u.User != nil {
+				if pw, ok := u.User.Password(); ok && len(pw) >= 4 && strings.Contains(err.Error(), pw) {
+					t.Fatalf("InstanceName(%q) error %q repeats the password", raw, err)
+				}
+			}
+			return
+		}
+		if name == "" || name == "." || name == ".." || len(name) > maxInstanceLen {
+			t.Fatalf("InstanceName(%q) = %q", raw, name)
+		}
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("._%-", c) >= 0) {
+				t.Fatalf("InstanceName(%q) = %q holds byte %q", raw, name, c)
+			}
+		}
+		if again, err := InstanceName(raw); err != nil || again != name {
+			t.Fatalf("InstanceName(%q) is not stable: %q then %q, %v", raw, name, again, err)
+		}
+		u, _ := url.Parse(strings.TrimSpace(raw))
+		if u.Port() == "" && (u.Scheme == "http" || u.Scheme == "https") {
+			def := map[string]string{"http": ":80", "https": ":443"}[u.Scheme]
+			v := *u
+			v.Host += def
+			if got, err := InstanceName(v.String()); err == nil && got != name {
+				t.Fatalf("default port changes the name: %q gives %q, %q gives %q", raw, name, v.String(), got)
+			}
+		}
+		if !strings.HasSuffix(u.Path, "/") {
+			v := *u
+			v.Path += "/"
+			v.RawPath = ""
+			if got, err := InstanceName(v.String()); err == nil && got != name {
+				t.Fatalf("a trailing slash changes the name: %q gives %q, %q gives %q", raw, name, v.String(), got)
+			}
+		}
+	})
+}
