@@ -292,7 +292,13 @@ func TestCancellationConverges(t *testing.T) {
 	want, wantIdx := dump(t, ref), refIdx.snapshot()
 
 	points := 0
-	for k := int64(0); k < int64(total)+5; k += max(1, int64(total)/45) {
+	// Every cancellation point costs a sync; short mode (the race run)
+	// samples fewer of them.
+	samples := int64(45)
+	if testing.Short() {
+		samples = 8
+	}
+	for k := int64(0); k < int64(total)+5; k += max(1, int64(total)/samples) {
 		st, idx := openStore(t), newMemIndex()
 		ctx, cancel := context.WithCancel(t.Context())
 		ca := &cancelAfter{k: k, cancel: cancel}
