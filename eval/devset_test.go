@@ -20,6 +20,12 @@ const devsetDir = "../../shared/devset"
 // devset loads the dev set's corpus and queries, or skips the test.
 func devset(t *testing.T) (*optest.Dataset, string) {
 	t.Helper()
+	if testing.Short() {
+		// Pure computation over a 1,600-document corpus: the full suite
+		// (go test ./eval) holds relevance to it; under the race detector
+		// it only cost minutes.
+		t.Skip("the dev set runs in the full suite, not in short mode")
+	}
 	corpus := filepath.Join(devsetDir, "corpus.json")
 	if _, err := os.Stat(corpus); err != nil {
 		t.Skipf("dev set not available (%v): it lives in ../shared beside the checkout", err)
