@@ -251,6 +251,15 @@ func (m *Manager[A]) Validate(ctx context.Context, key string) (Identity, error)
 					err = fmt.Errorf("validate key: panic: %v", p)
 				}
 			}()
+			// A caller that missed the cache just before another
+			// flight for this key finished would start a second
+			// check; the cache, read again here, has its answer.
+			m.keyMu.Lock()
+			cur, fresh := m.keys[h]
+			m.keyMu.Unlock()
+			if fresh && now.Before(cur.expires) {
+				return cur, nil
+			}
 			return m.validate(key, h), nil
 		})
 		// Within the grace period the request goes on with the identity
