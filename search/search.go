@@ -57,6 +57,9 @@ type Options struct {
 	IgnoreRecency bool
 	// QueryLog, when set, records every search with its results.
 	QueryLog *QueryLog
+	// CacheBytes bounds the memory kept for entities decoded by earlier
+	// searches (0: DefaultCacheBytes; negative: no cache).
+	CacheBytes int
 }
 
 // DefaultCrossFieldWeight is Options.CrossFieldWeight's default: between
@@ -89,6 +92,8 @@ type Engine struct {
 	countsMu  sync.Mutex
 	counts    map[indexer.Kind]uint64
 	countsKey string
+
+	cache *entityCache // nil when Options.CacheBytes is negative
 }
 
 // indexCounts returns the index's per-kind counts, recounting when key
@@ -119,7 +124,11 @@ func New(st *store.Store, idx Index, opts Options) *Engine {
 		opts.CrossFieldWeight = 0
 	}
 	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
-	return &Engine{st: st, idx: idx, opts: opts}
+	e := &Engine{st: st, idx: idx, opts: opts}
+	if opts.CacheBytes >= 0 {
+		e.cache = newEntityCache(cmp.Or(opts.CacheBytes, DefaultCacheBytes))
+	}
+	return e
 }
 
 // Query is a search request.
@@ -419,56 +428,68 @@ func hasStatus(wp *openproject.WorkPackage, statuses []string) bool {
 
 // candidate is an index hit with its entity loaded from the store.
 type candidate struct {
-	hit     indexer.Hit
-	record  scorer.Record
-	wp      *openproject.WorkPackage
-	acts    []openproject.Activity
-	wiki    *openproject.WikiPage
-	meeting *openproject.Meeting
-	project *openproject.Project
+	hit indexer.Hit
+	*loaded
 }
 
-// hydrate loads the hits' entities in one short read transaction. Hits
-// whose entity vanished from the store (deleted since indexing) are dropped.
+// hydrate loads the hits' entities in one short read transaction, from
+// the cache where it holds them. Hits whose entity vanished from the store
+// (deleted since indexing) are dropped.
 func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate, error) {
 	out := make([]*candidate, 0, len(hits))
 	err := e.st.View(ctx, func(tx *store.ReadTx) error {
+		gen := tx.Generation()
 		for _, h := range hits {
-			c := &candidate{hit: h}
-			var found bool
-			var err error
-			switch h.Kind {
-			case indexer.KindWorkPackage:
-				var wp openproject.WorkPackage
-				wp, found, err = tx.WorkPackage(h.EntityID)
-				if found && err == nil {
-					c.wp = &wp
-					c.acts, _, err = tx.Activities(h.EntityID)
-				}
-			case indexer.KindWikiPage:
-				var w openproject.WikiPage
-				w, found, err = tx.WikiPage(h.EntityID)
-				c.wiki = &w
-			case indexer.KindMeeting:
-				var m openproject.Meeting
-				m, found, err = tx.Meeting(h.EntityID)
-				c.meeting = &m
-			case indexer.KindProject:
-				var p openproject.Project
-				p, found, err = tx.Project(h.EntityID)
-				c.project = &p
+			if l, ok := e.cache.get(gen, h.ID); ok {
+				out = append(out, &candidate{hit: h, loaded: l})
+				continue
 			}
+			c, found, err := e.load(tx, h)
 			if err != nil {
 				return fmt.Errorf("load %s: %w", h.ID, err)
 			}
 			if found {
-				c.record = e.reweight(recordOf(c), h.Kind)
+				e.cache.put(gen, h.ID, c.loaded)
 				out = append(out, c)
 			}
 		}
 		return nil
 	})
 	return out, err
+}
+
+// load decodes h's entity from the store and builds its scorer record.
+func (e *Engine) load(tx *store.ReadTx, h indexer.Hit) (*candidate, bool, error) {
+	c := &candidate{hit: h, loaded: &loaded{}}
+	var found bool
+	var err error
+	switch h.Kind {
+	case indexer.KindWorkPackage:
+		var wp openproject.WorkPackage
+		wp, found, err = tx.WorkPackage(h.EntityID)
+		if found && err == nil {
+			c.wp = &wp
+			c.acts, _, err = tx.Activities(h.EntityID)
+		}
+	case indexer.KindWikiPage:
+		var w openproject.WikiPage
+		w, found, err = tx.WikiPage(h.EntityID)
+		c.wiki = &w
+	case indexer.KindMeeting:
+		var m openproject.Meeting
+		m, found, err = tx.Meeting(h.EntityID)
+		c.meeting = &m
+	case indexer.KindProject:
+		var p openproject.Project
+		p, found, err = tx.Project(h.EntityID)
+		c.project = &p
+	}
+	if err != nil || !found {
+		return nil, false, err
+	}
+	c.record = e.reweight(recordOf(c), h.Kind)
+	c.size = 2 * recordSize(c.record)
+	return c, true, nil
 }
 
 // Field weights follow the reference server's per-domain declarations

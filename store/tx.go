@@ -18,6 +18,11 @@ type ReadTx struct {
 	tx *bolt.Tx
 }
 
+// Generation identifies the committed state this transaction reads: it
+// changes with every committed write (it is bbolt's transaction id), so a
+// cache of decoded entities stays valid while it does not.
+func (tx *ReadTx) Generation() uint64 { return uint64(tx.tx.ID()) }
+
 // WriteTx is a read-write transaction, valid only inside the Update
 // callback that received it. It has every ReadTx method, and a put or
 // delete is visible to reads later in the same transaction.
