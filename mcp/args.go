@@ -133,6 +133,27 @@ func paramList(sch *jsonschema.Schema) string {
 	return strings.Join(names, ", ")
 }
 
+// dropNulls removes optional arguments given as null, and reports whether
+// it removed any. Many agents send null for a parameter they mean to
+// leave out; where null is not a value the parameter takes, leaving it
+// out is the only thing it can mean. A required parameter given as null,
+// and a name the tool does not take, stay, to be refused by name.
+func dropNulls(sch *jsonschema.Schema, args map[string]any) bool {
+	dropped := false
+	for name, v := range args {
+		if v != nil || slices.Contains(sch.Required, name) {
+			continue
+		}
+		p, ok := sch.Properties[name]
+		if !ok || p.Type == "null" || slices.Contains(p.Types, "null") {
+			continue // an unknown name is refused by name
+		}
+		delete(args, name)
+		dropped = true
+	}
+	return dropped
+}
+
 // checkValue checks one parameter's value.
 func checkValue(name string, p *jsonschema.Schema, v any) error {
 	types := p.Types
@@ -313,6 +334,11 @@ func (s *Server) checkToolArgs(next sdk.MethodHandler) sdk.MethodHandler {
 		if schemas, err := toolSchemas(); err == nil {
 			if sch, ok := schemas[cr.Params.Name]; ok {
 				args, err := decodeArgs(cr.Params.Arguments)
+				if err == nil && dropNulls(sch, args) {
+					// Re-encoded from the decoder's json.Number values,
+					// so every other argument keeps its literal.
+					cr.Params.Arguments, err = json.Marshal(args)
+				}
 				if err == nil {
 					err = checkArgs(sch, args)
 				}

@@ -138,7 +138,6 @@ func TestHTTPArgumentErrorsInPlainWords(t *testing.T) {
 		{"offset overflows int", "openproject_search", `{"query":"budget","offset":100000000000000000000}`, []string{"offset", "too large"}},
 		{"offset overflows, exponent", "openproject_search_work_packages", `{"query":"budget","offset":1e20}`, []string{"offset", "too large"}},
 		{"id underflows", "openproject_get_work_package", `{"workPackageId":-1e30}`, []string{"workPackageId", "too small"}},
-		{"offset null", "openproject_search", `{"query":"budget","offset":null}`, []string{"offset", "whole number", "null"}},
 		{"query null", "openproject_search", `{"query":null}`, []string{"query", "string", "null"}},
 		{"kinds item null", "openproject_search", `{"query":"x","kinds":[null]}`, []string{"kinds[0]", "null"}},
 		{"offset fraction", "openproject_search", `{"query":"x","offset":1.5}`, []string{"offset", "whole number", "1.5"}},
@@ -174,6 +173,17 @@ func TestHTTPArgumentErrorsInPlainWords(t *testing.T) {
 				t.Errorf("REST says %q, MCP %q", msg, mcpText)
 			}
 		})
+	}
+	// An optional parameter given as null is left out, as many agents
+	// mean it, over MCP and REST alike.
+	for _, args := range []string{`{"query":"budget","offset":null,"kinds":null}`, `{"query":"budget","pageSize":null}`} {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "openproject_search", Arguments: json.RawMessage(args)})
+		if err != nil || res.IsError {
+			t.Errorf("MCP %s: %v %s", args, err, contentText(res))
+		}
+		if code, out := e.rest("/api/tools/openproject_search", key, args); code != http.StatusOK || out["isError"] != false {
+			t.Errorf("REST %s: HTTP %d %v", args, code, out)
+		}
 	}
 	// A body that is JSON but no object of arguments.
 	code, out := e.rest("/api/tools/openproject_search", key, `["budget"]`)

@@ -88,7 +88,9 @@ func (h *httpHandler) restTool(w http.ResponseWriter, r *http.Request) {
 	// The same check as over MCP (checkToolArgs), in the same words: a
 	// bad argument is the request's fault, so 400 here, where MCP can
 	// only answer an error result.
-	if err := checkArgs(t.schema.Schema(), args); err != nil {
+	sch := t.schema.Schema()
+	dropNulls(sch, args)
+	if err := checkArgs(sch, args); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{
 			"error":   "Validation error",
 			"details": []map[string]any{{"message": err.Error()}},
