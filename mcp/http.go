@@ -26,6 +26,8 @@ const DefaultMaxBodyBytes = 4 << 20
 
 // HTTPOptions configure NewHTTPHandler.
 type HTTPOptions struct {
+	// LiveTimeout bounds one live read tool call (see Options.LiveTimeout).
+	LiveTimeout time.Duration
 	// BaseURL is the OpenProject instance (shown by /health).
 	BaseURL string
 	// ServerKey is the optional single-tenant fallback: a request without
@@ -527,7 +529,7 @@ func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease
 			return nil, errors.New("the manager's client does not implement mcp.API")
 		}
 		return NewServer(api, l.Attachment.idx, Options{ReadOnly: h.opts.ReadOnly, Logger: h.opts.Logger, Version: h.opts.Version,
-			ObserveSearch: h.opts.ObserveSearch, Upstream: h.mgr}), nil
+			ObserveSearch: h.opts.ObserveSearch, Upstream: h.mgr, LiveTimeout: h.opts.LiveTimeout}), nil
 	})
 	if err != nil {
 		l.Release()

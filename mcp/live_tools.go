@@ -37,12 +37,19 @@ import (
 func addTool[In, Out any](s *Server, srv *sdk.Server, t *sdk.Tool, h func(context.Context, In) (Out, error)) {
 	t.InputSchema = inputSchema[In]()
 	name := t.Name
+	readOnly := t.Annotations == nil || t.Annotations.ReadOnlyHint
 	sdk.AddTool(srv, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
 		if err := s.unreachable(); err != nil {
 			return nil, nil, err
 		}
+		ctx, cancel := s.liveDeadline(ctx, readOnly)
+		defer cancel()
 		out, err := h(ctx, in)
-		s.observeUpstream(err)
+		if err != nil && errors.Is(context.Cause(ctx), errLiveTimeout) {
+			err = s.timedOut()
+		} else {
+			s.observeUpstream(err)
+		}
 		if err != nil {
 			var te *toolError
 			if errors.As(err, &te) {

@@ -4,6 +4,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -80,6 +81,9 @@ type Options struct {
 	// with since when (see failFast), and their outcomes are reported
 	// back to it.
 	Upstream sync.UpstreamWatch
+	// LiveTimeout bounds one call of a live read tool, retries included
+	// (0: DefaultLiveTimeout). Set it above the client's request timeout.
+	LiveTimeout time.Duration
 }
 
 // Server bundles what the tool handlers need.
@@ -98,6 +102,7 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	if opts.Version == "" {
 		opts.Version = "0.1.0"
 	}
+	opts.LiveTimeout = cmp.Or(opts.LiveTimeout, DefaultLiveTimeout)
 	s := &Server{api: api, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "mcp")}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "opsearch", Title: "OpenProject search (opsearch)", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -13,6 +14,35 @@ import (
 // timeouts and retries to fail the same way. After it, one call goes
 // through and finds out whether OpenProject is back.
 const failFast = 15 * time.Second
+
+// DefaultLiveTimeout is Options.LiveTimeout's default: one request at the
+// client's default 30 s timeout, and the start of a retry.
+const DefaultLiveTimeout = 45 * time.Second
+
+// errLiveTimeout is the cause of a live call's own deadline.
+var errLiveTimeout = errors.New("no answer from OpenProject in time")
+
+// liveDeadline bounds one live read: a hanging OpenProject would
+// otherwise hold the agent for every retry's timeout (four attempts at
+// 30 s: two minutes), and a hang does not clear in seconds. Writes keep
+// the client's single attempt: cutting one short would leave its outcome
+// unknown.
+func (s *Server) liveDeadline(ctx context.Context, readOnly bool) (context.Context, context.CancelFunc) {
+	if !readOnly {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, s.opts.LiveTimeout, errLiveTimeout)
+}
+
+// timedOut records a live call that ran out of its own deadline as an
+// upstream failure and returns its plain answer.
+func (s *Server) timedOut() error {
+	if s.opts.Upstream != nil {
+		s.opts.Upstream.ObserveUpstream(fmt.Errorf("%w: no answer within %s", openproject.ErrNetwork, s.opts.LiveTimeout))
+	}
+	return &toolError{msg: fmt.Sprintf("OpenProject did not answer within %s; live tools fail at once for the next %s. The search tools still answer from the local index.",
+		s.opts.LiveTimeout, failFast)}
+}
 
 // unreachable is the error a live tool answers with while OpenProject is
 // known to be down, or nil.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/sync"
 )
 
@@ -127,4 +128,10 @@ func envBool(v string) bool {
 		return true
 	}
 	return false
+}
+
+// liveTimeout bounds one live tool call: one request at --timeout, and
+// the start of a retry, never less than the MCP server's default.
+func (c *connConfig) liveTimeout() time.Duration {
+	return max(mcp.DefaultLiveTimeout, c.timeout+15*time.Second)
 }

@@ -163,6 +163,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly,
 		AllowedOrigins: splitList(hf.allowedOrigins), AllowedHosts: splitList(hf.allowedHosts),
 		Logger: e.logger, Manager: mgr, Version: version, Extra: extra, ObserveSearch: m.ObserveSearch,
+		LiveTimeout: conn.liveTimeout(),
 	})
 	if err != nil {
 		_ = mgr.Close(context.Background())
