@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -147,14 +146,6 @@ func (p paging) options(def int) (openproject.ListOptions, error) {
 		o.Offset = *p.Offset
 	}
 	return o, nil
-}
-
-func (p paging) values(def int) (url.Values, error) {
-	o, err := p.options(def)
-	if err != nil {
-		return nil, err
-	}
-	return url.Values{"pageSize": {strconv.Itoa(o.PageSize)}, "offset": {strconv.Itoa(o.Offset)}}, nil
 }
 
 // parseSort accepts "field:dir[,field:dir]" or the API's JSON form.
@@ -522,17 +513,6 @@ type getQueryIn struct {
 	QueryID int64 `json:"queryId" jsonschema:"saved query id"`
 }
 
-type queryDetail struct {
-	ID        int64     `json:"id"`
-	Name      string    `json:"name"`
-	Project   *ref      `json:"project"`
-	Public    bool      `json:"public"`
-	Starred   bool      `json:"starred"`
-	Filters   []string  `json:"filters"`
-	SortBy    []string  `json:"sortBy"`
-	UpdatedAt time.Time `json:"updatedAt,omitzero"`
-}
-
 type queryOut struct {
 	Query   queryDetail    `json:"query"`
 	Results listOut[wpRow] `json:"results"`
@@ -542,69 +522,15 @@ func (s *Server) getQuery(ctx context.Context, in getQueryIn) (queryOut, error) 
 	if err := checkID("queryId", in.QueryID); err != nil {
 		return queryOut{}, err
 	}
-	q, err := in.values(20)
+	opts, err := in.options(20)
 	if err != nil {
 		return queryOut{}, err
 	}
-	path := "/api/v3/queries/" + strconv.FormatInt(in.QueryID, 10)
-	raw, err := s.api.GetJSON(ctx, path, q)
+	q, results, err := s.api.QueryWithResults(ctx, in.QueryID, opts)
 	if err != nil {
 		return queryOut{}, err
 	}
-	var hq halQuery
-	if err := json.Unmarshal(raw, &hq); err != nil {
-		return queryOut{}, malformed(path, err)
-	}
-	out := queryOut{Query: queryDetail{ID: hq.ID, Name: hq.Name, Project: hq.Links.Project.ref(), Public: hq.Public,
-		Starred: hq.Starred, Filters: []string{}, SortBy: []string{}, UpdatedAt: parseTime(hq.UpdatedAt)}}
-	for _, f := range hq.Filters {
-		out.Query.Filters = append(out.Query.Filters, filterText(f.Name, f.Links.Operator, f.Links.Values, f.Values))
-	}
-	for _, sb := range hq.Links.SortBy {
-		out.Query.SortBy = append(out.Query.SortBy, sb.Title)
-	}
-	results := hq.Embedded.Results
-	if results == nil && hq.Links.Results.Href != nil {
-		// Servers that do not embed the results still link them.
-		results, err = s.queryResults(ctx, *hq.Links.Results.Href, q)
-		if err != nil {
-			return queryOut{}, err
-		}
-	}
-	if results == nil {
-		results = &halWPCollection{}
-	}
-	out.Results = results.list()
-	return out, nil
-}
-
-// queryResults follows a query's results link with the caller's paging.
-func (s *Server) queryResults(ctx context.Context, href string, paging url.Values) (*halWPCollection, error) {
-	i := strings.Index(href, "/api/v3/")
-	if i < 0 {
-		return nil, malformed(href, errors.New("results link outside /api/v3"))
-	}
-	u, err := url.Parse(href[i:])
-	if err != nil {
-		return nil, malformed(href, err)
-	}
-	q := u.Query()
-	for k, v := range paging {
-		q[k] = v
-	}
-	raw, err := s.api.GetJSON(ctx, u.Path, q)
-	if err != nil {
-		return nil, err
-	}
-	var c halWPCollection
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, malformed(u.Path, err)
-	}
-	return &c, nil
-}
-
-func malformed(path string, err error) error {
-	return &openproject.Error{Kind: openproject.ErrMalformed, Method: "GET", Path: path, Err: err}
+	return queryOut{Query: queryDetailOf(q), Results: pageOf(results, wpRowOf)}, nil
 }
 
 // --- metadata ---
@@ -731,17 +657,13 @@ type openAPIDoc struct {
 }
 
 func (s *Server) getOpenAPISpec(ctx context.Context, in specIn) (specOut, error) {
-	raw, err := s.api.GetJSON(ctx, "/api/v3/spec.json", nil)
-	if errors.Is(err, openproject.ErrNotFound) {
-		// Some versions publish it under another name.
-		raw, err = s.api.GetJSON(ctx, "/api/v3/openapi.json", nil)
-	}
+	raw, err := s.api.OpenAPISpec(ctx)
 	if err != nil {
 		return specOut{}, err
 	}
 	var doc openAPIDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return specOut{}, malformed("/api/v3/spec.json", err)
+		return specOut{}, &openproject.Error{Kind: openproject.ErrMalformed, Method: "GET", Path: "/api/v3/spec.json", Err: err}
 	}
 	out := specOut{Title: doc.Info.Title, Version: doc.Info.Version, OpenAPI: cmp.Or(doc.OpenAPI, doc.Swagger),
 		PathCount: len(doc.Paths), SchemaCount: len(doc.Components.Schemas), Tags: []string{}, Paths: []specPath{}, Schemas: map[string]any{}}
@@ -1014,15 +936,9 @@ type wikiLinksIn struct {
 	WorkPackageID int64 `json:"workPackageId,omitempty" jsonschema:"only links of this work package"`
 }
 
-type wikiLinkRow struct {
-	ID          int64 `json:"id"`
-	WorkPackage *ref  `json:"workPackage"`
-	WikiPage    *ref  `json:"wikiPage"`
-}
-
 func (s *Server) listWikiPageLinks(ctx context.Context, in wikiLinksIn) (listOut[wikiLinkRow], error) {
 	var zero listOut[wikiLinkRow]
-	q, err := in.values(30)
+	opts, err := in.options(30)
 	if err != nil {
 		return zero, err
 	}
@@ -1030,10 +946,9 @@ func (s *Server) listWikiPageLinks(ctx context.Context, in wikiLinksIn) (listOut
 		if err := checkID("workPackageId", in.WorkPackageID); err != nil {
 			return zero, err
 		}
-		q.Set("filters", openproject.Filters{{Name: "workPackage", Operator: "=", Values: []string{strconv.FormatInt(in.WorkPackageID, 10)}}}.String())
+		opts.Filters = openproject.Filters{{Name: "workPackage", Operator: "=", Values: []string{strconv.FormatInt(in.WorkPackageID, 10)}}}
 	}
-	const path = "/api/v3/wiki_page_links"
-	raw, err := s.api.GetJSON(ctx, path, q)
+	p, err := s.api.ListWikiPageLinks(ctx, opts)
 	if errors.Is(err, openproject.ErrNotFound) || errors.Is(err, openproject.ErrRequest) || errors.Is(err, openproject.ErrUnsupported) {
 		return zero, s.unsupported(ctx, "openproject_list_wiki_page_links", err,
 			"its API v3 has no wiki page links endpoint; to find wiki pages that mention a work package, use openproject_search_wiki_pages")
@@ -1041,27 +956,5 @@ func (s *Server) listWikiPageLinks(ctx context.Context, in wikiLinksIn) (listOut
 	if err != nil {
 		return zero, err
 	}
-	var coll struct {
-		Total    int `json:"total"`
-		PageSize int `json:"pageSize"`
-		Offset   int `json:"offset"`
-		Embedded struct {
-			Elements []struct {
-				ID    int64 `json:"id"`
-				Links struct {
-					WorkPackage halTitle `json:"workPackage"`
-					WikiPage    halTitle `json:"wikiPage"`
-				} `json:"_links"`
-			} `json:"elements"`
-		} `json:"_embedded"`
-	}
-	if err := json.Unmarshal(raw, &coll); err != nil {
-		return zero, malformed(path, err)
-	}
-	out := listOut[wikiLinkRow]{Total: coll.Total, PageSize: coll.PageSize, Offset: max(coll.Offset, 1), Elements: []wikiLinkRow{}}
-	for _, e := range coll.Embedded.Elements {
-		out.Elements = append(out.Elements, wikiLinkRow{ID: e.ID, WorkPackage: e.Links.WorkPackage.ref(), WikiPage: e.Links.WikiPage.ref()})
-	}
-	out.Count = len(out.Elements)
-	return out, nil
+	return pageOf(p, wikiLinkRowOf), nil
 }

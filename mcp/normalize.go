@@ -231,132 +231,35 @@ func queryRowOf(q openproject.Query) (queryRow, bool) {
 	return queryRow{ID: q.ID, Name: q.Name, Project: optRefOf(q.Project), Public: q.Public, Starred: q.Starred, UpdatedAt: q.UpdatedAt}, false
 }
 
-// halQuery decodes the parts of GET /api/v3/queries/{id} the tool shows.
-// The client has no model for query filters and embedded results, so the
-// raw answer is decoded here rather than growing the client for one tool.
-type halQuery struct {
-	ID        int64  `json:"id"`
-	Name      string `json:"name"`
-	Public    bool   `json:"public"`
-	Starred   bool   `json:"starred"`
-	CreatedAt string `json:"createdAt"`
-	UpdatedAt string `json:"updatedAt"`
-	Filters   []struct {
-		Name  string `json:"name"`
-		Links struct {
-			Operator halTitle   `json:"operator"`
-			Values   []halTitle `json:"values"`
-		} `json:"_links"`
-		Values []json.RawMessage `json:"values"`
-	} `json:"filters"`
-	Links struct {
-		Project halTitle   `json:"project"`
-		SortBy  []halTitle `json:"sortBy"`
-		Results halTitle   `json:"results"`
-	} `json:"_links"`
-	Embedded struct {
-		Results *halWPCollection `json:"results"`
-	} `json:"_embedded"`
+type queryDetail struct {
+	ID        int64     `json:"id"`
+	Name      string    `json:"name"`
+	Project   *ref      `json:"project"`
+	Public    bool      `json:"public"`
+	Starred   bool      `json:"starred"`
+	Filters   []string  `json:"filters"`
+	SortBy    []string  `json:"sortBy"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
 
-type halTitle struct {
-	Href  *string `json:"href"`
-	Title string  `json:"title"`
-}
-
-func (h halTitle) ref() *ref {
-	if h.Href == nil || *h.Href == "" {
-		return nil
+func queryDetailOf(q openproject.Query) queryDetail {
+	d := queryDetail{ID: q.ID, Name: q.Name, Project: optRefOf(q.Project), Public: q.Public, Starred: q.Starred,
+		Filters: []string{}, SortBy: append([]string{}, q.SortBy...), UpdatedAt: q.UpdatedAt}
+	for _, f := range q.Filters {
+		d.Filters = append(d.Filters, filterText(f))
 	}
-	return &ref{ID: hrefID(*h.Href), Name: h.Title}
-}
-
-func hrefID(href string) int64 {
-	if i := strings.IndexAny(href, "?#"); i >= 0 {
-		href = href[:i]
-	}
-	href = strings.TrimRight(href, "/")
-	id, _ := strconv.ParseInt(href[strings.LastIndexByte(href, '/')+1:], 10, 64)
-	return id
-}
-
-// halWPCollection is a work package collection decoded for thin rows only.
-type halWPCollection struct {
-	Total    int `json:"total"`
-	Count    int `json:"count"`
-	PageSize int `json:"pageSize"`
-	Offset   int `json:"offset"`
-	Embedded struct {
-		Elements []struct {
-			ID        int64  `json:"id"`
-			Subject   string `json:"subject"`
-			DueDate   string `json:"dueDate"`
-			UpdatedAt string `json:"updatedAt"`
-			Links     struct {
-				Type     halTitle `json:"type"`
-				Status   halTitle `json:"status"`
-				Priority halTitle `json:"priority"`
-				Assignee halTitle `json:"assignee"`
-				Project  halTitle `json:"project"`
-			} `json:"_links"`
-			Embedded struct {
-				Status *struct {
-					IsClosed bool `json:"isClosed"`
-				} `json:"status"`
-			} `json:"_embedded"`
-		} `json:"elements"`
-	} `json:"_embedded"`
-}
-
-func (c *halWPCollection) list() listOut[wpRow] {
-	out := listOut[wpRow]{Total: c.Total, Count: len(c.Embedded.Elements), PageSize: c.PageSize, Offset: max(c.Offset, 1), Elements: []wpRow{}}
-	for _, e := range c.Embedded.Elements {
-		subj, cut := capText(e.Subject, capRow)
-		row := wpRow{ID: e.ID, Subject: subj, Type: e.Links.Type.Title, Status: e.Links.Status.Title,
-			Priority: e.Links.Priority.Title, Assignee: e.Links.Assignee.ref(), Project: e.Links.Project.ref(),
-			DueDate: e.DueDate, UpdatedAt: parseTime(e.UpdatedAt)}
-		if e.Embedded.Status != nil {
-			row.Closed = e.Embedded.Status.IsClosed
-		}
-		out.Elements = append(out.Elements, row)
-		out.Truncated = out.Truncated || cut
-	}
-	return out
-}
-
-func parseTime(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t.UTC()
+	return d
 }
 
 // filterText renders one query filter as "Status open" or
 // "Assignee is (OR) Alice, Bob", from the titles the server provides.
-func filterText(name string, op halTitle, titles []halTitle, raw []json.RawMessage) string {
-	parts := []string{name}
-	if op.Title != "" {
-		parts = append(parts, op.Title)
+func filterText(f openproject.QueryFilter) string {
+	parts := []string{f.Name}
+	if f.Operator != "" {
+		parts = append(parts, f.Operator)
 	}
-	var vals []string
-	for _, t := range titles {
-		if t.Title != "" {
-			vals = append(vals, t.Title)
-		}
-	}
-	if len(vals) == 0 {
-		for _, r := range raw {
-			var s string
-			if json.Unmarshal(r, &s) == nil {
-				vals = append(vals, s)
-			} else {
-				vals = append(vals, string(r))
-			}
-		}
-	}
-	if len(vals) > 0 {
-		parts = append(parts, strings.Join(vals, ", "))
+	if len(f.Values) > 0 {
+		parts = append(parts, strings.Join(f.Values, ", "))
 	}
 	return strings.Join(parts, " ")
 }
@@ -460,6 +363,18 @@ type attachmentRow struct {
 func attachmentRowOf(a openproject.Attachment) (attachmentRow, bool) {
 	desc, cut := capText(a.Description, capRow)
 	return attachmentRow{ID: a.ID, FileName: a.FileName, FileSize: a.FileSize, ContentType: a.ContentType, Description: desc, DownloadURL: a.DownloadURL}, cut
+}
+
+// --- wiki page links ---
+
+type wikiLinkRow struct {
+	ID          int64 `json:"id"`
+	WorkPackage *ref  `json:"workPackage"`
+	WikiPage    *ref  `json:"wikiPage"`
+}
+
+func wikiLinkRowOf(l openproject.WikiPageLink) (wikiLinkRow, bool) {
+	return wikiLinkRow{ID: l.ID, WorkPackage: refOf(l.WorkPackage), WikiPage: refOf(l.WikiPage)}, false
 }
 
 // --- schemas ---

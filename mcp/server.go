@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/url"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,6 +28,7 @@ type API interface {
 	Activities(ctx context.Context, workPackageID int64) ([]openproject.Activity, error)
 	ListQueries(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Query], error)
 	Query(ctx context.Context, id int64) (openproject.Query, error)
+	QueryWithResults(ctx context.Context, id int64, opts openproject.ListOptions) (openproject.Query, openproject.Page[openproject.WorkPackage], error)
 	Statuses(ctx context.Context) ([]openproject.Status, error)
 	Types(ctx context.Context, project string) ([]openproject.Type, error)
 	Priorities(ctx context.Context) ([]openproject.Priority, error)
@@ -38,7 +38,8 @@ type API interface {
 	AgendaItems(ctx context.Context, meetingID int64) ([]openproject.AgendaItem, error)
 	WikiPage(ctx context.Context, id int64) (openproject.WikiPage, error)
 	WikiPageAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error)
-	GetJSON(ctx context.Context, path string, q url.Values) (json.RawMessage, error)
+	ListWikiPageLinks(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.WikiPageLink], error)
+	OpenAPISpec(ctx context.Context) (json.RawMessage, error)
 	CreateWorkPackage(ctx context.Context, n openproject.NewWorkPackage) (openproject.WorkPackage, error)
 	UpdateWorkPackage(ctx context.Context, id int64, p openproject.WorkPackagePatch) (openproject.WorkPackage, error)
 	AddComment(ctx context.Context, workPackageID int64, text string) (openproject.Activity, error)
