@@ -151,7 +151,7 @@ func (v idOrSlug) project(param string) (string, error) {
 
 // projectID resolves a project reference to its numeric id, which filters
 // need; an identifier costs one request.
-func (s *Server) projectID(ctx context.Context, param string, v idOrSlug) (int64, error) {
+func (s *server) projectID(ctx context.Context, param string, v idOrSlug) (int64, error) {
 	if id, ok := v.numericID(); ok {
 		return id, nil
 	}

@@ -19,7 +19,7 @@ type listMeetingsIn struct {
 	Time      string   `json:"time,omitempty" jsonschema:"upcoming or past"`
 }
 
-func (s *Server) listMeetings(ctx context.Context, in listMeetingsIn) (listOut[meetingRow], error) {
+func (s *server) listMeetings(ctx context.Context, in listMeetingsIn) (listOut[meetingRow], error) {
 	opts, err := in.options(20)
 	if err != nil {
 		return listOut[meetingRow]{}, err
@@ -77,7 +77,7 @@ type meetingOut struct {
 // maxParticipants bounds the participant list of one answer.
 const maxParticipants = 100
 
-func (s *Server) getMeeting(ctx context.Context, in getMeetingIn) (meetingOut, error) {
+func (s *server) getMeeting(ctx context.Context, in getMeetingIn) (meetingOut, error) {
 	if err := checkID("id", in.ID); err != nil {
 		return meetingOut{}, err
 	}

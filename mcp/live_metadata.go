@@ -14,7 +14,7 @@ type typesIn struct {
 	ProjectID idOrSlug `json:"projectId,omitempty" jsonschema:"only types enabled in this project (id or identifier)"`
 }
 
-func (s *Server) listTypes(ctx context.Context, in typesIn) (listOut[typeRow], error) {
+func (s *server) listTypes(ctx context.Context, in typesIn) (listOut[typeRow], error) {
 	project := ""
 	if in.ProjectID != "" {
 		var err error
@@ -33,7 +33,7 @@ func (s *Server) listTypes(ctx context.Context, in typesIn) (listOut[typeRow], e
 
 type noArgs struct{}
 
-func (s *Server) listStatuses(ctx context.Context, _ noArgs) (listOut[statusRow], error) {
+func (s *server) listStatuses(ctx context.Context, _ noArgs) (listOut[statusRow], error) {
 	sts, err := s.api.Statuses(ctx)
 	if err != nil {
 		return listOut[statusRow]{}, err
@@ -43,7 +43,7 @@ func (s *Server) listStatuses(ctx context.Context, _ noArgs) (listOut[statusRow]
 	}), nil
 }
 
-func (s *Server) listPriorities(ctx context.Context, _ noArgs) (listOut[priorityRow], error) {
+func (s *server) listPriorities(ctx context.Context, _ noArgs) (listOut[priorityRow], error) {
 	ps, err := s.api.Priorities(ctx)
 	if err != nil {
 		return listOut[priorityRow]{}, err
@@ -58,7 +58,7 @@ type usersIn struct {
 	Status string `json:"status,omitempty" jsonschema:"active, locked or invited"`
 }
 
-func (s *Server) listUsers(ctx context.Context, in usersIn) (listOut[userRow], error) {
+func (s *server) listUsers(ctx context.Context, in usersIn) (listOut[userRow], error) {
 	opts, err := in.options(20)
 	if err != nil {
 		return listOut[userRow]{}, err

@@ -15,7 +15,7 @@ type listProjectsIn struct {
 	Filters string `json:"filters,omitempty" jsonschema:"OpenProject filter JSON, e.g. [{\"active\":{\"operator\":\"=\",\"values\":[\"t\"]}}]"`
 }
 
-func (s *Server) listProjects(ctx context.Context, in listProjectsIn) (listOut[projectRow], error) {
+func (s *server) listProjects(ctx context.Context, in listProjectsIn) (listOut[projectRow], error) {
 	opts, err := in.options(20)
 	if err == nil {
 		opts.SortBy, err = parseSort(in.SortBy)
@@ -37,7 +37,7 @@ type projectIn struct {
 	ProjectID idOrSlug `json:"projectId" jsonschema:"numeric id or identifier"`
 }
 
-func (s *Server) getProject(ctx context.Context, in projectIn) (projectDetail, error) {
+func (s *server) getProject(ctx context.Context, in projectIn) (projectDetail, error) {
 	p, err := in.ProjectID.project("projectId")
 	if err != nil {
 		return projectDetail{}, err

@@ -16,7 +16,7 @@ type listQueriesIn struct {
 	ProjectID idOrSlug `json:"projectId,omitempty" jsonschema:"only queries of this project (id or identifier)"`
 }
 
-func (s *Server) listQueries(ctx context.Context, in listQueriesIn) (listOut[queryRow], error) {
+func (s *server) listQueries(ctx context.Context, in listQueriesIn) (listOut[queryRow], error) {
 	opts, err := in.options(20)
 	if err != nil {
 		return listOut[queryRow]{}, err
@@ -45,7 +45,7 @@ type queryOut struct {
 	Results listOut[wpRow] `json:"results"`
 }
 
-func (s *Server) getQuery(ctx context.Context, in getQueryIn) (queryOut, error) {
+func (s *server) getQuery(ctx context.Context, in getQueryIn) (queryOut, error) {
 	if err := checkID("queryId", in.QueryID); err != nil {
 		return queryOut{}, err
 	}

@@ -68,7 +68,7 @@ type openAPIDoc struct {
 	} `json:"components"`
 }
 
-func (s *Server) getOpenAPISpec(ctx context.Context, in specIn) (specOut, error) {
+func (s *server) getOpenAPISpec(ctx context.Context, in specIn) (specOut, error) {
 	raw, err := s.api.OpenAPISpec(ctx)
 	if err != nil {
 		return specOut{}, err

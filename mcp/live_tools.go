@@ -24,7 +24,7 @@ import (
 // Output schemas for these tools would add about 6 KB to a tools/list
 // answer that must stay under 24 KB, and the field names say what the
 // schemas would.
-func addTool[In, Out any](s *Server, srv *sdk.Server, t *sdk.Tool, h func(context.Context, In) (Out, error)) {
+func addTool[In, Out any](s *server, srv *sdk.Server, t *sdk.Tool, h func(context.Context, In) (Out, error)) {
 	t.InputSchema = inputSchema[In]()
 	name := t.Name
 	sdk.AddTool(srv, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
@@ -50,7 +50,7 @@ type toolError struct{ msg string }
 
 func (e *toolError) Error() string { return e.msg }
 
-func (s *Server) registerLiveTools(srv *sdk.Server) {
+func (s *server) registerLiveTools(srv *sdk.Server) {
 	live := func(name, desc string) *sdk.Tool {
 		return &sdk.Tool{Name: name, Description: desc, Annotations: readOnlyLive()}
 	}
@@ -99,7 +99,7 @@ func (s *Server) registerLiveTools(srv *sdk.Server) {
 // clear tool error: the tools are not listed, but an agent that remembers
 // them from elsewhere should learn why they are missing rather than get
 // "unknown tool".
-func (s *Server) refuseWrites(next sdk.MethodHandler) sdk.MethodHandler {
+func (s *server) refuseWrites(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if r, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" && r.Params != nil && slices.Contains(writeToolNames, r.Params.Name) {
 			s.log.WarnContext(ctx, "write refused on a read-only server", "tool", r.Params.Name, "request_id", requestID())
@@ -111,18 +111,15 @@ func (s *Server) refuseWrites(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-// baseURL is the instance's web address for links in answers, when the
-// API implementation knows it.
-func (s *Server) baseURL() string {
-	if b, ok := s.api.(interface{ BaseURL() string }); ok {
-		return strings.TrimRight(b.BaseURL(), "/")
-	}
-	return ""
+// baseURL is the instance's web address for links in answers, without a
+// trailing slash.
+func (s *server) baseURL() string {
+	return strings.TrimRight(s.api.BaseURL(), "/")
 }
 
 // unsupported turns a missing endpoint into a tool error that says what is
 // missing, logged like every failure.
-func (s *Server) unsupported(ctx context.Context, tool string, err error, what string) error {
+func (s *server) unsupported(ctx context.Context, tool string, err error, what string) error {
 	id := requestID()
 	s.log.WarnContext(ctx, "tool call failed", "tool", tool, "request_id", id, "error", err.Error())
 	return &toolError{fmt.Sprintf("not supported by this OpenProject server: %s (request id %s)", what, id)}

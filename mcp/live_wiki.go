@@ -30,7 +30,7 @@ type wikiOut struct {
 	Truncated   bool            `json:"truncated"`
 }
 
-func (s *Server) getWikiPage(ctx context.Context, in wikiIn) (wikiOut, error) {
+func (s *server) getWikiPage(ctx context.Context, in wikiIn) (wikiOut, error) {
 	if err := checkID("id", in.ID); err != nil {
 		return wikiOut{}, err
 	}
@@ -69,7 +69,7 @@ type wikiLinksIn struct {
 	WorkPackageID int64 `json:"workPackageId,omitempty" jsonschema:"only links of this work package"`
 }
 
-func (s *Server) listWikiPageLinks(ctx context.Context, in wikiLinksIn) (listOut[wikiLinkRow], error) {
+func (s *server) listWikiPageLinks(ctx context.Context, in wikiLinksIn) (listOut[wikiLinkRow], error) {
 	var zero listOut[wikiLinkRow]
 	opts, err := in.options(30)
 	if err != nil {

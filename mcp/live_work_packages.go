@@ -25,7 +25,7 @@ type listWPIn struct {
 	Filters    string   `json:"filters,omitempty" jsonschema:"OpenProject filter JSON; replaces the filter of the same name from the arguments above"`
 }
 
-func (s *Server) listWorkPackages(ctx context.Context, in listWPIn) (listOut[wpRow], error) {
+func (s *server) listWorkPackages(ctx context.Context, in listWPIn) (listOut[wpRow], error) {
 	var zero listOut[wpRow]
 	opts, err := in.options(20)
 	if err != nil {
@@ -102,7 +102,7 @@ type wpIn struct {
 	WorkPackageID int64 `json:"workPackageId" jsonschema:"work package id"`
 }
 
-func (s *Server) getWorkPackage(ctx context.Context, in wpIn) (wpDetail, error) {
+func (s *server) getWorkPackage(ctx context.Context, in wpIn) (wpDetail, error) {
 	if err := checkID("workPackageId", in.WorkPackageID); err != nil {
 		return wpDetail{}, err
 	}
@@ -200,7 +200,7 @@ const (
 	weightDetails = 1
 )
 
-func (s *Server) listActivities(ctx context.Context, in activitiesIn) (activitiesOut, error) {
+func (s *server) listActivities(ctx context.Context, in activitiesIn) (activitiesOut, error) {
 	if err := checkID("workPackageId", in.WorkPackageID); err != nil {
 		return activitiesOut{}, err
 	}

@@ -16,10 +16,12 @@ import (
 	"github.com/opsearch/opsearch/sync"
 )
 
-// API is the live OpenProject surface the tools use; *openproject.Client
-// implements it.
+// API is what the live and write tools need from OpenProject, and no more:
+// every method is called by a tool. *openproject.Client implements it (the
+// wiring in cmd/opsearch checks that at compile time).
 type API interface {
-	Me(ctx context.Context) (openproject.User, error)
+	// BaseURL is the instance's web address, for links in answers.
+	BaseURL() string
 	ListProjects(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Project], error)
 	Project(ctx context.Context, idOrIdentifier string) (openproject.Project, error)
 	ListWorkPackages(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.WorkPackage], error)
@@ -27,7 +29,6 @@ type API interface {
 	WorkPackage(ctx context.Context, id int64) (openproject.WorkPackage, error)
 	Activities(ctx context.Context, workPackageID int64) ([]openproject.Activity, error)
 	ListQueries(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Query], error)
-	Query(ctx context.Context, id int64) (openproject.Query, error)
 	QueryWithResults(ctx context.Context, id int64, opts openproject.ListOptions) (openproject.Query, openproject.Page[openproject.WorkPackage], error)
 	Statuses(ctx context.Context) ([]openproject.Status, error)
 	Types(ctx context.Context, project string) ([]openproject.Type, error)
@@ -44,8 +45,6 @@ type API interface {
 	UpdateWorkPackage(ctx context.Context, id int64, p openproject.WorkPackagePatch) (openproject.WorkPackage, error)
 	AddComment(ctx context.Context, workPackageID int64, text string) (openproject.Activity, error)
 }
-
-var _ API = (*openproject.Client)(nil)
 
 // Searcher answers search tools from the local index.
 type Searcher interface {
@@ -83,8 +82,8 @@ type Options struct {
 	Upstream sync.UpstreamWatch
 }
 
-// Server bundles what the tool handlers need.
-type Server struct {
+// server bundles what the tool handlers need.
+type server struct {
 	api  API
 	idx  Index
 	opts Options
@@ -99,7 +98,7 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	if opts.Version == "" {
 		opts.Version = "0.1.0"
 	}
-	s := &Server{api: api, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "mcp")}
+	s := &server{api: api, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "mcp")}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "opsearch", Title: "OpenProject search (opsearch)", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,

@@ -16,7 +16,7 @@ const failFast = 15 * time.Second
 
 // unreachable is the error a live tool answers with while OpenProject is
 // known to be down, or nil.
-func (s *Server) unreachable() error {
+func (s *server) unreachable() error {
 	if s.opts.Upstream == nil {
 		return nil
 	}
@@ -31,7 +31,7 @@ func (s *Server) unreachable() error {
 // observeUpstream reports what a live call learned about reaching
 // OpenProject. An answer from OpenProject, even a refusal (404, 403,
 // 422), shows it is up.
-func (s *Server) observeUpstream(err error) {
+func (s *server) observeUpstream(err error) {
 	if s.opts.Upstream == nil {
 		return
 	}

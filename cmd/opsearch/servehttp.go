@@ -99,6 +99,12 @@ type httpServe struct {
 	ready func(addr string)
 }
 
+// The HTTP handler hands the manager's clients (sync.UserAPI, built by
+// newClient below) to each key's MCP server as mcp.API, with a type
+// assertion; this keeps the two interfaces joined at compile time. (The
+// stdio server gets its client directly: the call checks it.)
+var _ mcp.API = (*openproject.Client)(nil)
+
 // runServeHTTP serves many users over HTTP until ctx ends, then drains
 // requests and stops every user's worker at a safe point.
 //
