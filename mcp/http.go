@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -112,9 +113,7 @@ func NewHTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	h := &httpHandler{
 		opts: opts, mgr: opts.Manager, log: opts.Logger.With("subsystem", "http"),
 		sseSessions: map[string]int64{},

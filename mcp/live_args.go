@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,10 +60,7 @@ func parseSort(s string) ([]openproject.Sort, error) {
 	var out []openproject.Sort
 	for part := range strings.SplitSeq(s, ",") {
 		field, dir, _ := strings.Cut(strings.TrimSpace(part), ":")
-		dir = strings.ToLower(strings.TrimSpace(dir))
-		if dir == "" {
-			dir = "asc"
-		}
+		dir = cmp.Or(strings.ToLower(strings.TrimSpace(dir)), "asc")
 		if field == "" || (dir != "asc" && dir != "desc") {
 			return nil, argErr("sortBy", `want "field:asc" or "field:desc", got %q`, part)
 		}

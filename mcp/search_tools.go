@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -392,15 +393,11 @@ func parsePaging(mode string, offset, pageSize int) (search.Query, error) {
 	default:
 		return q, argErr("matchMode", "must be fuzzy or exact, not %q", mode)
 	}
-	if pageSize == 0 {
-		pageSize = defaultPageSize
-	}
+	pageSize = cmp.Or(pageSize, defaultPageSize)
 	if pageSize < 1 || pageSize > search.MaxPageSize {
 		return q, argErr("pageSize", "must be between 1 and %d, not %d", search.MaxPageSize, pageSize)
 	}
-	if offset == 0 {
-		offset = 1
-	}
+	offset = cmp.Or(offset, 1)
 	if offset < 1 {
 		return q, argErr("offset", "is a 1-based page number and must be 1 or more, not %d", offset)
 	}

@@ -4,6 +4,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -92,12 +93,8 @@ type server struct {
 
 // NewServer builds the MCP server with every tool registered.
 func NewServer(api API, idx Index, opts Options) *sdk.Server {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Version == "" {
-		opts.Version = "0.1.0"
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
+	opts.Version = cmp.Or(opts.Version, "0.1.0")
 	s := &server{api: api, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "mcp")}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "opsearch", Title: "OpenProject search (opsearch)", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,

@@ -1,6 +1,7 @@
 package openproject
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,9 +98,7 @@ func pageOf[W any, T any](c *Client, r request, coll halCollection, conv func(W)
 		}
 		p.Items = append(p.Items, conv(w))
 	}
-	if p.Count == 0 {
-		p.Count = len(p.Items)
-	}
+	p.Count = cmp.Or(p.Count, len(p.Items))
 	return p, nil
 }
 

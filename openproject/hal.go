@@ -2,6 +2,7 @@ package openproject
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -429,12 +430,8 @@ func (w wireWikiPage) model() WikiPage {
 		p.Text, p.HasText = f.Raw, true
 	}
 	if ep := w.Embedded.Project; ep != nil {
-		if p.Project.ID == 0 {
-			p.Project.ID = int64(ep.ID)
-		}
-		if p.Project.Title == "" {
-			p.Project.Title = ep.Name
-		}
+		p.Project.ID = cmp.Or(p.Project.ID, int64(ep.ID))
+		p.Project.Title = cmp.Or(p.Project.Title, ep.Name)
 	}
 	if ea := w.Embedded.Attachments; ea != nil {
 		for _, a := range ea.Embedded.Elements {
@@ -479,9 +476,7 @@ func (w wireMeeting) model() Meeting {
 			if r.IsZero() {
 				r = Ref{ID: int64(p.ID), Title: p.Name}
 			}
-			if r.Title == "" {
-				r.Title = p.Name
-			}
+			r.Title = cmp.Or(r.Title, p.Name)
 			m.Participants = append(m.Participants, r)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -54,10 +55,7 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 // binds 127.0.0.1 (or $HOST), so nothing is exposed by accident.
 func (h *httpFlags) listenAddr(e env) (string, error) {
 	a := strings.TrimSpace(h.addr)
-	host := strings.TrimSpace(e.getenv("HOST"))
-	if host == "" {
-		host = "127.0.0.1"
-	}
+	host := cmp.Or(strings.TrimSpace(e.getenv("HOST")), "127.0.0.1")
 	if !strings.Contains(a, ":") {
 		a = net.JoinHostPort(host, a)
 	} else if strings.HasPrefix(a, ":") {
