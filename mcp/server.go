@@ -1,6 +1,3 @@
-// Package mcp is opsearch's MCP server: search tools answered from the
-// user's local index, every other tool from the live OpenProject API, and
-// writes that update the index before they return (read-your-writes).
 package mcp
 
 import (
