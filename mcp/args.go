@@ -325,7 +325,7 @@ const sdkArgPrefix = `validating "arguments"`
 // caller's words before the SDK unmarshals it. Should the SDK still
 // refuse arguments checkArgs let through, its answer is replaced by a
 // plain one: it would name Go types.
-func (s *Server) checkToolArgs(next sdk.MethodHandler) sdk.MethodHandler {
+func (s *server) checkToolArgs(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		cr, ok := req.(*sdk.CallToolRequest)
 		if method != "tools/call" || !ok || cr.Params == nil {

@@ -35,7 +35,7 @@ func argErr(param, format string, args ...any) error {
 // never reaches the caller unfiltered: only the server's own short
 // messages for rejected queries and writes, which describe the caller's
 // input.
-func (s *Server) fail(ctx context.Context, tool string, err error) error {
+func (s *server) fail(ctx context.Context, tool string, err error) error {
 	var ae *ArgError
 	if errors.As(err, &ae) {
 		return ae

@@ -63,7 +63,7 @@ type harness struct {
 	base string // the fake's URL, with its random port
 	data *optest.Dataset
 	idx  *testIndex
-	srv  *Server
+	srv  *server
 	cs   *sdk.ClientSession
 	logs *syncBuffer
 	// seen collects every text the agent received, to check that no
@@ -126,7 +126,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	h := &harness{t: t, op: op, base: base, data: op.Dataset(), idx: &testIndex{}, logs: &syncBuffer{}, seen: &syncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(h.logs, nil))
 	srv := NewServer(client, h.idx, Options{ReadOnly: o.readOnly, Logger: logger})
-	h.srv = &Server{api: client, idx: h.idx, opts: Options{ReadOnly: o.readOnly, Logger: logger}, log: logger}
+	h.srv = &server{api: client, idx: h.idx, opts: Options{ReadOnly: o.readOnly, Logger: logger}, log: logger}
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := srv.Connect(t.Context(), st, nil)
 	if err != nil {

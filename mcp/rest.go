@@ -123,3 +123,27 @@ func (h *httpHandler) restTool(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"content": content, "isError": res.IsError, "data": res.StructuredContent})
 }
+
+// client returns the in-memory client session of the REST bridge.
+func (ks *keyServer) client(ctx context.Context) (*sdk.ClientSession, error) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if ks.cs != nil {
+		return ks.cs, nil
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	// The sessions outlive the request that opened them; the user's
+	// Close ends them.
+	bg := context.WithoutCancel(ctx)
+	ss, err := ks.srv.Connect(bg, st, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect REST bridge: %w", err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "opsearch-rest", Version: "1"}, nil).Connect(bg, ct, nil)
+	if err != nil {
+		_ = ss.Close()
+		return nil, fmt.Errorf("connect REST bridge: %w", err)
+	}
+	ks.cs, ks.ss = cs, ss
+	return cs, nil
+}

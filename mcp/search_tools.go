@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -205,7 +206,7 @@ var storeKindOf = map[indexer.Kind]store.Kind{
 	indexer.KindProject:     store.KindProject,
 }
 
-func (s *Server) registerSearchTools(srv *sdk.Server) {
+func (s *server) registerSearchTools(srv *sdk.Server) {
 	kindEnum := []any{"work_package", "wiki_page", "meeting", "project"}
 	sdk.AddTool(srv, &sdk.Tool{
 		Name:  toolSearch,
@@ -392,15 +393,11 @@ func parsePaging(mode string, offset, pageSize int) (search.Query, error) {
 	default:
 		return q, argErr("matchMode", "must be fuzzy or exact, not %q", mode)
 	}
-	if pageSize == 0 {
-		pageSize = defaultPageSize
-	}
+	pageSize = cmp.Or(pageSize, defaultPageSize)
 	if pageSize < 1 || pageSize > search.MaxPageSize {
 		return q, argErr("pageSize", "must be between 1 and %d, not %d", search.MaxPageSize, pageSize)
 	}
-	if offset == 0 {
-		offset = 1
-	}
+	offset = cmp.Or(offset, 1)
 	if offset < 1 {
 		return q, argErr("offset", "is a 1-based page number and must be 1 or more, not %d", offset)
 	}
@@ -413,7 +410,7 @@ func parsePaging(mode string, offset, pageSize int) (search.Query, error) {
 
 // search runs q on the index and shapes the answer. A project given by
 // identifier is resolved from the index's own projects.
-func (s *Server) search(ctx context.Context, tool string, q search.Query, project searchProject, note string) (*sdk.CallToolResult, any, error) {
+func (s *server) search(ctx context.Context, tool string, q search.Query, project searchProject, note string) (*sdk.CallToolResult, any, error) {
 	sr, err := s.idx.Searcher()
 	switch {
 	case errors.Is(err, ErrIndexNotReady):
@@ -467,7 +464,7 @@ func (s *Server) search(ctx context.Context, tool string, q search.Query, projec
 	return nil, ans, nil
 }
 
-func (s *Server) resolveProject(ctx context.Context, sr Searcher, p searchProject) (int64, error) {
+func (s *server) resolveProject(ctx context.Context, sr Searcher, p searchProject) (int64, error) {
 	if p.ident == "" {
 		if p.id <= 0 {
 			return 0, argErr("projectId", "must be a positive id or a project identifier, not %d", p.id)
@@ -491,7 +488,7 @@ func (s *Server) resolveProject(ctx context.Context, sr Searcher, p searchProjec
 // failOpen explains why the index could not be opened: another process
 // holding it is the operator's business and says so; auth and network
 // failures go through fail, which names them without upstream text.
-func (s *Server) failOpen(ctx context.Context, tool string, err error) error {
+func (s *server) failOpen(ctx context.Context, tool string, err error) error {
 	var le *sync.LockedError
 	if errors.As(err, &le) {
 		s.log.ErrorContext(ctx, "tool call failed", "tool", tool, "error", err.Error())
@@ -560,7 +557,7 @@ func indexState(f search.Freshness, kinds []indexer.Kind) answerIndex {
 }
 
 // syncStatus answers openproject_sync_status.
-func (s *Server) syncStatus(ctx context.Context) (*sdk.CallToolResult, any, error) {
+func (s *server) syncStatus(ctx context.Context) (*sdk.CallToolResult, any, error) {
 	var ans syncStatusAnswer
 	if src, ok := s.idx.(syncInfoSource); ok {
 		ans.SyncInfo = src.syncInfo()

@@ -1,6 +1,3 @@
-// Package mcp is opsearch's MCP server: search tools answered from the
-// user's local index, every other tool from the live OpenProject API, and
-// writes that update the index before they return (read-your-writes).
 package mcp
 
 import (
@@ -8,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/url"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,10 +14,12 @@ import (
 	"github.com/opsearch/opsearch/sync"
 )
 
-// API is the live OpenProject surface the tools use; *openproject.Client
-// implements it.
+// API is what the live and write tools need from OpenProject, and no more:
+// every method is called by a tool. *openproject.Client implements it (the
+// wiring in cmd/opsearch checks that at compile time).
 type API interface {
-	Me(ctx context.Context) (openproject.User, error)
+	// BaseURL is the instance's web address, for links in answers.
+	BaseURL() string
 	ListProjects(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Project], error)
 	Project(ctx context.Context, idOrIdentifier string) (openproject.Project, error)
 	ListWorkPackages(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.WorkPackage], error)
@@ -29,7 +27,7 @@ type API interface {
 	WorkPackage(ctx context.Context, id int64) (openproject.WorkPackage, error)
 	Activities(ctx context.Context, workPackageID int64) ([]openproject.Activity, error)
 	ListQueries(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Query], error)
-	Query(ctx context.Context, id int64) (openproject.Query, error)
+	QueryWithResults(ctx context.Context, id int64, opts openproject.ListOptions) (openproject.Query, openproject.Page[openproject.WorkPackage], error)
 	Statuses(ctx context.Context) ([]openproject.Status, error)
 	Types(ctx context.Context, project string) ([]openproject.Type, error)
 	Priorities(ctx context.Context) ([]openproject.Priority, error)
@@ -39,13 +37,12 @@ type API interface {
 	AgendaItems(ctx context.Context, meetingID int64) ([]openproject.AgendaItem, error)
 	WikiPage(ctx context.Context, id int64) (openproject.WikiPage, error)
 	WikiPageAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error)
-	GetJSON(ctx context.Context, path string, q url.Values) (json.RawMessage, error)
+	ListWikiPageLinks(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.WikiPageLink], error)
+	OpenAPISpec(ctx context.Context) (json.RawMessage, error)
 	CreateWorkPackage(ctx context.Context, n openproject.NewWorkPackage) (openproject.WorkPackage, error)
 	UpdateWorkPackage(ctx context.Context, id int64, p openproject.WorkPackagePatch) (openproject.WorkPackage, error)
 	AddComment(ctx context.Context, workPackageID int64, text string) (openproject.Activity, error)
 }
-
-var _ API = (*openproject.Client)(nil)
 
 // Searcher answers search tools from the local index.
 type Searcher interface {
@@ -86,8 +83,8 @@ type Options struct {
 	LiveTimeout time.Duration
 }
 
-// Server bundles what the tool handlers need.
-type Server struct {
+// server bundles what the tool handlers need.
+type server struct {
 	api  API
 	idx  Index
 	opts Options
@@ -96,14 +93,10 @@ type Server struct {
 
 // NewServer builds the MCP server with every tool registered.
 func NewServer(api API, idx Index, opts Options) *sdk.Server {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Version == "" {
-		opts.Version = "0.1.0"
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
+	opts.Version = cmp.Or(opts.Version, "0.1.0")
 	opts.LiveTimeout = cmp.Or(opts.LiveTimeout, DefaultLiveTimeout)
-	s := &Server{api: api, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "mcp")}
+	s := &server{api: api, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "mcp")}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "opsearch", Title: "OpenProject search (opsearch)", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,

@@ -27,7 +27,7 @@ var errLiveTimeout = errors.New("no answer from OpenProject in time")
 // 30 s: two minutes), and a hang does not clear in seconds. Writes keep
 // the client's single attempt: cutting one short would leave its outcome
 // unknown.
-func (s *Server) liveDeadline(ctx context.Context, readOnly bool) (context.Context, context.CancelFunc) {
+func (s *server) liveDeadline(ctx context.Context, readOnly bool) (context.Context, context.CancelFunc) {
 	if !readOnly {
 		return ctx, func() {}
 	}
@@ -36,7 +36,7 @@ func (s *Server) liveDeadline(ctx context.Context, readOnly bool) (context.Conte
 
 // timedOut records a live call that ran out of its own deadline as an
 // upstream failure and returns its plain answer.
-func (s *Server) timedOut() error {
+func (s *server) timedOut() error {
 	if s.opts.Upstream != nil {
 		s.opts.Upstream.ObserveUpstream(fmt.Errorf("%w: no answer within %s", openproject.ErrNetwork, s.opts.LiveTimeout))
 	}
@@ -46,7 +46,7 @@ func (s *Server) timedOut() error {
 
 // unreachable is the error a live tool answers with while OpenProject is
 // known to be down, or nil.
-func (s *Server) unreachable() error {
+func (s *server) unreachable() error {
 	if s.opts.Upstream == nil {
 		return nil
 	}
@@ -61,7 +61,7 @@ func (s *Server) unreachable() error {
 // observeUpstream reports what a live call learned about reaching
 // OpenProject. An answer from OpenProject, even a refusal (404, 403,
 // 422), shows it is up.
-func (s *Server) observeUpstream(err error) {
+func (s *server) observeUpstream(err error) {
 	if s.opts.Upstream == nil {
 		return
 	}

@@ -31,7 +31,7 @@ func writeAnnotations(destructive bool) *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{ReadOnlyHint: false, IdempotentHint: false, DestructiveHint: ptr(destructive), OpenWorldHint: ptr(true)}
 }
 
-func (s *Server) registerWriteTools(srv *sdk.Server) {
+func (s *server) registerWriteTools(srv *sdk.Server) {
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[0], Annotations: writeAnnotations(false),
 		Description: "Create a work package in a project. Returns it as stored (with its id and lockVersion)."}, s.createWorkPackage)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[1], Annotations: writeAnnotations(true),
@@ -53,7 +53,7 @@ type writeOut struct {
 // refresh upserts the written work package into the local index. Its
 // failure does not undo the write, which OpenProject has already applied,
 // so it is reported as a note and logged, not as a tool error.
-func (s *Server) refresh(ctx context.Context, tool string, id int64, out *writeOut) {
+func (s *server) refresh(ctx context.Context, tool string, id int64, out *writeOut) {
 	if s.idx == nil {
 		out.Note = "saved in OpenProject; the local search index is not available and will catch up on its next sync"
 		return
@@ -92,7 +92,7 @@ type createWPIn struct {
 	DueDate     string   `json:"dueDate,omitempty" jsonschema:"YYYY-MM-DD"`
 }
 
-func (s *Server) createWorkPackage(ctx context.Context, in createWPIn) (writeOut, error) {
+func (s *server) createWorkPackage(ctx context.Context, in createWPIn) (writeOut, error) {
 	if s.opts.ReadOnly {
 		return writeOut{}, errReadOnly
 	}
@@ -158,7 +158,7 @@ type updateWPIn struct {
 	PercentageDone *int    `json:"percentageDone,omitempty" jsonschema:"0-100"`
 }
 
-func (s *Server) updateWorkPackage(ctx context.Context, in updateWPIn) (writeOut, error) {
+func (s *server) updateWorkPackage(ctx context.Context, in updateWPIn) (writeOut, error) {
 	const tool = "openproject_update_work_package"
 	if s.opts.ReadOnly {
 		return writeOut{}, errReadOnly
@@ -246,7 +246,7 @@ func (in updateWPIn) changedFields() []string {
 // conflict re-reads a work package whose update hit a stale lockVersion
 // and returns a tool error carrying what the agent needs to retry: the
 // current lockVersion and the current values of the fields it tried to set.
-func (s *Server) conflict(ctx context.Context, tool string, in updateWPIn, changed []string, cause error) error {
+func (s *server) conflict(ctx context.Context, tool string, in updateWPIn, changed []string, cause error) error {
 	rid := requestID()
 	s.log.WarnContext(ctx, "update conflict", "tool", tool, "request_id", rid, "work_package", in.WorkPackageID, "error", cause.Error())
 	cur, err := s.api.WorkPackage(ctx, in.WorkPackageID)
@@ -319,7 +319,7 @@ type commentIn struct {
 	Comment       string `json:"comment" jsonschema:"comment text (Markdown)"`
 }
 
-func (s *Server) addComment(ctx context.Context, in commentIn) (writeOut, error) {
+func (s *server) addComment(ctx context.Context, in commentIn) (writeOut, error) {
 	const tool = "openproject_add_comment"
 	if s.opts.ReadOnly {
 		return writeOut{}, errReadOnly

@@ -1,10 +1,12 @@
 package openproject
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -75,6 +77,12 @@ func decodePage[W any, T any](ctx context.Context, c *Client, r request, conv fu
 	if err := c.do(ctx, r, &coll); err != nil {
 		return Page[T]{}, err
 	}
+	return pageOf(c, r, coll, conv)
+}
+
+// pageOf converts a collection the answer to r held, as its body or
+// embedded in it.
+func pageOf[W any, T any](c *Client, r request, coll halCollection, conv func(W) T) (Page[T], error) {
 	p := Page[T]{Total: coll.Total, Count: coll.Count, PageSize: coll.PageSize, Offset: coll.Offset, Items: make([]T, 0, len(coll.Embedded.Elements))}
 	if p.Offset == 0 {
 		// Pruned by select, or an unpaginated collection: the page asked for.
@@ -90,9 +98,7 @@ func decodePage[W any, T any](ctx context.Context, c *Client, r request, conv fu
 		}
 		p.Items = append(p.Items, conv(w))
 	}
-	if p.Count == 0 {
-		p.Count = len(p.Items)
-	}
+	p.Count = cmp.Or(p.Count, len(p.Items))
 	return p, nil
 }
 
@@ -170,8 +176,22 @@ func (c *Client) ListProjectWorkPackages(ctx context.Context, project string, op
 }
 
 func (c *Client) listWorkPackages(ctx context.Context, path string, opts ListOptions) (Page[WorkPackage], error) {
+	return c.workPackagePage(ctx, get(path, opts.Values()), nil)
+}
+
+// workPackagePage decodes a page of work packages: coll when the answer to
+// r embedded it (a query's results), else the answer to r itself. Closed
+// is filled from the status list where the server did not embed the
+// status.
+func (c *Client) workPackagePage(ctx context.Context, r request, coll *halCollection) (Page[WorkPackage], error) {
+	if coll == nil {
+		coll = new(halCollection)
+		if err := c.do(ctx, r, coll); err != nil {
+			return Page[WorkPackage]{}, err
+		}
+	}
 	needStatuses := false
-	page, err := decodePage(ctx, c, get(path, opts.Values()), func(w wireWorkPackage) WorkPackage {
+	page, err := pageOf(c, r, *coll, func(w wireWorkPackage) WorkPackage {
 		wp, closed := w.model()
 		if closed != nil {
 			wp.Closed = *closed
@@ -346,6 +366,61 @@ func (c *Client) Query(ctx context.Context, id int64) (Query, error) {
 		return Query{}, err
 	}
 	return w.model(), nil
+}
+
+// QueryWithResults returns a saved query and one page of its work
+// packages, in one request: opts (PageSize and Offset, typically) go with
+// GET /api/v3/queries/{id}, whose answer embeds the page. A server that
+// only links the results gets a second request to the link, with opts
+// merged into its query. A query with neither has an empty page.
+func (c *Client) QueryWithResults(ctx context.Context, id int64, opts ListOptions) (Query, Page[WorkPackage], error) {
+	r := get("/api/v3/queries/"+strconv.FormatInt(id, 10), opts.Values())
+	var w wireQueryWithResults
+	if err := c.do(ctx, r, &w); err != nil {
+		return Query{}, Page[WorkPackage]{}, err
+	}
+	q := w.model()
+	if w.Embedded.Results != nil {
+		p, err := c.workPackagePage(ctx, r, w.Embedded.Results)
+		return q, p, err
+	}
+	link := w.Links.ref("results")
+	if link.IsZero() {
+		return q, Page[WorkPackage]{}, nil
+	}
+	// The link is absolute below the instance (it may carry the base
+	// URL's path prefix); requests are relative to the base URL.
+	i := strings.Index(link.Href, "/api/v3/")
+	if i < 0 {
+		return q, Page[WorkPackage]{}, c.errorf(r, ErrMalformed, http.StatusOK, fmt.Errorf("results link %q is outside /api/v3", link.Href))
+	}
+	u, err := url.Parse(link.Href[i:])
+	if err != nil {
+		return q, Page[WorkPackage]{}, c.errorf(r, ErrMalformed, http.StatusOK, fmt.Errorf("results link: %w", err))
+	}
+	rq := u.Query()
+	maps.Copy(rq, opts.Values())
+	p, err := c.workPackagePage(ctx, get(u.Path, rq), nil)
+	return q, p, err
+}
+
+// ListWikiPageLinks lists the links between work packages and wiki pages
+// (GET /api/v3/wiki_page_links). Most OpenProject versions have no such
+// endpoint and answer 404 (ErrNotFound) or another 4xx (ErrRequest).
+func (c *Client) ListWikiPageLinks(ctx context.Context, opts ListOptions) (Page[WikiPageLink], error) {
+	return decodePage(ctx, c, get("/api/v3/wiki_page_links", opts.Values()), wireWikiPageLink.model)
+}
+
+// OpenAPISpec returns the instance's OpenAPI document as the server sent
+// it: GET /api/v3/spec.json, or /api/v3/openapi.json, the name some
+// versions publish it under. It is not HAL, and large (about 1.2 MB on a
+// current server), so it is left to the caller to decode what it needs.
+func (c *Client) OpenAPISpec(ctx context.Context) (json.RawMessage, error) {
+	raw, err := c.GetJSON(ctx, "/api/v3/spec.json", nil)
+	if errors.Is(err, ErrNotFound) {
+		raw, err = c.GetJSON(ctx, "/api/v3/openapi.json", nil)
+	}
+	return raw, err
 }
 
 // GetJSON fetches any API path below the base URL and returns the raw JSON,

@@ -2,6 +2,7 @@ package openproject
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -42,6 +43,24 @@ func (l halLinks) optRef(name string) *Ref {
 		return nil
 	}
 	return &r
+}
+
+// titles returns the titles of an array of links, in order, empty ones
+// included; nil when the link is absent or not an array.
+func (l halLinks) titles(name string) []string {
+	raw, ok := l[name]
+	if !ok {
+		return nil
+	}
+	var hls []halLink
+	if err := json.Unmarshal(raw, &hls); err != nil || len(hls) == 0 {
+		return nil
+	}
+	out := make([]string, len(hls))
+	for i, hl := range hls {
+		out[i] = hl.Title
+	}
+	return out
 }
 
 func (l halLinks) refs(name string) []Ref {
@@ -411,12 +430,8 @@ func (w wireWikiPage) model() WikiPage {
 		p.Text, p.HasText = f.Raw, true
 	}
 	if ep := w.Embedded.Project; ep != nil {
-		if p.Project.ID == 0 {
-			p.Project.ID = int64(ep.ID)
-		}
-		if p.Project.Title == "" {
-			p.Project.Title = ep.Name
-		}
+		p.Project.ID = cmp.Or(p.Project.ID, int64(ep.ID))
+		p.Project.Title = cmp.Or(p.Project.Title, ep.Name)
 	}
 	if ea := w.Embedded.Attachments; ea != nil {
 		for _, a := range ea.Embedded.Elements {
@@ -461,9 +476,7 @@ func (w wireMeeting) model() Meeting {
 			if r.IsZero() {
 				r = Ref{ID: int64(p.ID), Title: p.Name}
 			}
-			if r.Title == "" {
-				r.Title = p.Name
-			}
+			r.Title = cmp.Or(r.Title, p.Name)
 			m.Participants = append(m.Participants, r)
 		}
 	}
@@ -527,13 +540,82 @@ type wireQuery struct {
 	CreatedAt lenientTime `json:"createdAt"`
 	UpdatedAt lenientTime `json:"updatedAt"`
 	Links     halLinks    `json:"_links"`
+
+	Filters wireQueryFilters `json:"filters"`
 }
 
 func (w wireQuery) model() Query {
-	return Query{
+	q := Query{
 		ID: int64(w.ID), Name: w.Name, Public: w.Public, Starred: w.Starred,
-		Project: w.Links.optRef("project"), CreatedAt: w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
+		Project: w.Links.optRef("project"), SortBy: w.Links.titles("sortBy"),
+		CreatedAt: w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
 	}
+	for _, f := range w.Filters {
+		q.Filters = append(q.Filters, f.model())
+	}
+	return q
+}
+
+// wireQueryWithResults is GET /queries/{id}, which embeds a page of the
+// query's work packages.
+type wireQueryWithResults struct {
+	wireQuery
+	Embedded struct {
+		Results *halCollection `json:"results"`
+	} `json:"_embedded"`
+}
+
+// wireQueryFilters decodes leniently: a filter of a shape this client does
+// not know is not worth failing a list of queries for, so what decodes is
+// kept and the rest left empty.
+type wireQueryFilters []wireQueryFilter
+
+func (f *wireQueryFilters) UnmarshalJSON(b []byte) error {
+	var fs []wireQueryFilter
+	_ = json.Unmarshal(b, &fs)
+	*f = fs
+	return nil
+}
+
+// wireQueryFilter is one filter of a saved query. Values that are
+// resources (statuses, users) are links with titles; the others (dates,
+// text) are literals in values.
+type wireQueryFilter struct {
+	Name  string `json:"name"`
+	Links struct {
+		Operator halLink   `json:"operator"`
+		Values   []halLink `json:"values"`
+	} `json:"_links"`
+	Values []json.RawMessage `json:"values"`
+}
+
+func (w wireQueryFilter) model() QueryFilter {
+	f := QueryFilter{Name: w.Name, Operator: w.Links.Operator.Title}
+	for _, v := range w.Links.Values {
+		if v.Title != "" {
+			f.Values = append(f.Values, v.Title)
+		}
+	}
+	if len(f.Values) == 0 {
+		for _, raw := range w.Values {
+			var s string
+			if json.Unmarshal(raw, &s) == nil {
+				f.Values = append(f.Values, s)
+			} else {
+				f.Values = append(f.Values, string(raw))
+			}
+		}
+	}
+	return f
+}
+
+type wireWikiPageLink struct {
+	ID    lenientInt `json:"id"`
+	Links halLinks   `json:"_links"`
+}
+
+func (w wireWikiPageLink) model() WikiPageLink {
+	return WikiPageLink{ID: int64(w.ID), WorkPackage: w.Links.ref("workPackage"), WikiPage: w.Links.ref("wikiPage")}
 }
 
 type wireRoot struct {

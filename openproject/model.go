@@ -226,6 +226,33 @@ type Query struct {
 	Starred   bool      `json:"starred,omitempty"`
 	CreatedAt time.Time `json:"createdAt,omitzero"`
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+
+	// Filters and SortBy say what the query selects and in which order, in
+	// the words the server shows people: display names and titles, not
+	// the ids of the filter syntax.
+	Filters []QueryFilter `json:"filters,omitempty"`
+	SortBy  []string      `json:"sortBy,omitempty"` // e.g. "ID (Ascending)"
+}
+
+// QueryFilter is one filter of a saved query, as the server titles it.
+type QueryFilter struct {
+	// Name is the filter's display name ("Status", "Assignee").
+	Name string `json:"name"`
+	// Operator is the operator's title ("open", "is (OR)"); empty when
+	// the server gave none.
+	Operator string `json:"operator,omitempty"`
+	// Values are the titles of the values that are resources ("Alice");
+	// when none has a title, the literal values as text (a JSON string's
+	// content, any other JSON value as written).
+	Values []string `json:"values,omitempty"`
+}
+
+// WikiPageLink links a work package and a wiki page (only servers with
+// /api/v3/wiki_page_links have them).
+type WikiPageLink struct {
+	ID          int64 `json:"id"`
+	WorkPackage Ref   `json:"workPackage"`
+	WikiPage    Ref   `json:"wikiPage"`
 }
 
 func trimmedLen(s string) int {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -54,10 +55,7 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 // binds 127.0.0.1 (or $HOST), so nothing is exposed by accident.
 func (h *httpFlags) listenAddr(e env) (string, error) {
 	a := strings.TrimSpace(h.addr)
-	host := strings.TrimSpace(e.getenv("HOST"))
-	if host == "" {
-		host = "127.0.0.1"
-	}
+	host := cmp.Or(strings.TrimSpace(e.getenv("HOST")), "127.0.0.1")
 	if !strings.Contains(a, ":") {
 		a = net.JoinHostPort(host, a)
 	} else if strings.HasPrefix(a, ":") {
@@ -98,6 +96,12 @@ type httpServe struct {
 	// (the demo binds port 0).
 	ready func(addr string)
 }
+
+// The HTTP handler hands the manager's clients (sync.UserAPI, built by
+// newClient below) to each key's MCP server as mcp.API, with a type
+// assertion; this keeps the two interfaces joined at compile time. (The
+// stdio server gets its client directly: the call checks it.)
+var _ mcp.API = (*openproject.Client)(nil)
 
 // runServeHTTP serves many users over HTTP until ctx ends, then drains
 // requests and stops every user's worker at a safe point.
