@@ -20,6 +20,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/scorer"
 	"github.com/opsearch/opsearch/search"
@@ -145,7 +146,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		dir = tmp
 	}
 
-	d := optest.Generate(optest.GenOptions{Seed: o.Seed, WorkPackages: o.WorkPackages})
+	d := opgen.Generate(opgen.GenOptions{Seed: o.Seed, WorkPackages: o.WorkPackages})
 	rep := &BenchReport{
 		WorkPackages: len(d.WorkPackages), LatencyMS: ms(o.Latency),
 		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version()),
@@ -274,7 +275,7 @@ func benchSearch(m scorer.Metrics, lat []time.Duration, requests int64, n int) B
 // benchQueries draws n labelled queries that target work packages (the
 // only kind the reference's live search covers), round-robin over kinds.
 func benchQueries(d *optest.Dataset, seed int64, n int) []scorer.LabelledQuery {
-	all := optest.GenerateQueries(d, optest.QueryOptions{Seed: seed, PerKind: n})
+	all := opgen.GenerateQueries(d, opgen.QueryOptions{Seed: seed, PerKind: n})
 	byKind := map[string][]scorer.LabelledQuery{}
 	var kinds []string
 	for _, q := range all {

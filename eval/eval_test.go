@@ -10,6 +10,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
@@ -19,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 // goldenData is the fixed data set of the golden evaluation.
 func goldenData() *optest.Dataset {
-	return optest.Generate(optest.GenOptions{Seed: 42, WorkPackages: 2000, Comments: 6000, WikiPages: 100, Meetings: 60})
+	return opgen.Generate(opgen.GenOptions{Seed: 42, WorkPackages: 2000, Comments: 6000, WikiPages: 100, Meetings: 60})
 }
 
 // syncInto syncs d, as the admin, into a fresh store and index.
@@ -90,7 +91,7 @@ func TestGoldenMetrics(t *testing.T) {
 	}
 	d := goldenData()
 	st, idx := syncInto(t, d)
-	queries := optest.GenerateQueries(d, optest.QueryOptions{Seed: 42})
+	queries := opgen.GenerateQueries(d, opgen.QueryOptions{Seed: 42})
 	rep, err := Run(context.Background(), st, idx, queries, Options{Detail: true})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +110,7 @@ func TestGoldenMetrics(t *testing.T) {
 			t.Errorf("opsearch kind %s: recall@10 %.4f, want >= 0.85", k, m.Recall10)
 		}
 	}
-	if m := op.Kinds[optest.QueryNegative]; m.NegativeClean < 0.9 {
+	if m := op.Kinds[opgen.QueryNegative]; m.NegativeClean < 0.9 {
 		t.Errorf("opsearch answered %.0f%% of negative queries with nothing, want >= 90%%", m.NegativeClean*100)
 	}
 }

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -104,7 +104,7 @@ var (
 // testDataset is a small generated instance, shared (the fake copies it).
 func testDataset() *optest.Dataset {
 	datasetOnce.Do(func() {
-		dataset = optest.Generate(optest.GenOptions{Seed: 7, Projects: 4, Users: 4, WorkPackages: 80, Comments: 240, WikiPages: 6, Meetings: 8})
+		dataset = opgen.Generate(opgen.GenOptions{Seed: 7, Projects: 4, Users: 4, WorkPackages: 80, Comments: 240, WikiPages: 6, Meetings: 8})
 	})
 	return dataset
 }

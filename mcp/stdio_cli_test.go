@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -45,7 +46,7 @@ func runCLI(t *testing.T, bin string, env []string, args ...string) (int, string
 // which process holds them. The server keeps answering throughout.
 func TestStdio_CommandsBesideServe(t *testing.T) {
 	bin := buildOpsearch(t)
-	data := optest.Generate(searchGen)
+	data := opgen.Generate(searchGen)
 	fake, base := optest.Start(t, data, optest.Options{})
 	dataDir := t.TempDir()
 	env := opsearchEnv(base, dataDir)

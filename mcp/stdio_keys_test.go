@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -18,7 +19,7 @@ import (
 // still served offline, which shows the private items are there to leak.
 func TestStdio_KeyMustOwnTheIndex(t *testing.T) {
 	bin := buildOpsearch(t)
-	data := optest.Generate(searchGen)
+	data := opgen.Generate(searchGen)
 	fake, base := optest.Start(t, data, optest.Options{})
 	dataDir := t.TempDir()
 	var alicePrivate int64

@@ -9,6 +9,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -37,7 +38,7 @@ func BenchmarkEngineSearch(b *testing.B) {
 		b.Skip("builds a 10,000 work package index")
 	}
 	ctx := context.Background()
-	d := optest.Generate(optest.GenOptions{Seed: 1, WorkPackages: 10000, Comments: 30000, WikiPages: 300, Meetings: 200})
+	d := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10000, Comments: 30000, WikiPages: 300, Meetings: 200})
 	_, url := optest.Start(b, d, optest.Options{})
 	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: optest.AdminKey})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 )
@@ -32,7 +33,7 @@ func (a *testAttachment) Close() error { return a.u.Close() }
 
 func newTestManager(t *testing.T, o ManagerOptions[*testAttachment]) (*Manager[*testAttachment], *optest.Server) {
 	t.Helper()
-	data := optest.Generate(optest.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
+	data := opgen.Generate(opgen.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
 	op, base := optest.Start(t, data, optest.Options{})
 	o.DataDir = t.TempDir()
 	o.NewClient = func(key string) (UserAPI, error) {
@@ -220,7 +221,7 @@ func TestManagerSyncLimit(t *testing.T) {
 // stops its user from the sync's own callback, in the background; Close
 // must not return before that stop has closed the user's files.
 func TestManagerCloseWaitsForRevokedStop(t *testing.T) {
-	data := optest.Generate(optest.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
+	data := opgen.Generate(opgen.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
 	op, base := optest.Start(t, data, optest.Options{})
 	// /users/me answers; the sync's first listing says the key is revoked.
 	op.SetFaults(optest.Faults{PathPrefix: "/api/v3/projects", FailNext: 1 << 30, FailStatus: 401})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -55,11 +56,11 @@ func runDemo(ctx context.Context, e env, args []string) error {
 
 	// The fake OpenProject on a free loopback port.
 	start := time.Now()
-	data := optest.Generate(optest.GenOptions{
+	data := opgen.Generate(opgen.GenOptions{
 		Seed:         *seed,
 		WorkPackages: *wps,
-		WikiPages:    max(optest.DefaultWikiPages, *wps/30),
-		Meetings:     max(optest.DefaultMeetings, *wps/40),
+		WikiPages:    max(opgen.DefaultWikiPages, *wps/30),
+		Meetings:     max(opgen.DefaultMeetings, *wps/40),
 	})
 	fmt.Fprintf(e.stderr, "generated %d work packages, %d comments and changes, %d wiki pages, %d meetings in %s\n",
 		len(data.WorkPackages), len(data.Activities), len(data.WikiPages), len(data.Meetings), time.Since(start).Round(time.Millisecond))

@@ -11,13 +11,14 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/eval"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
 // TestCommands_EvalExport syncs the admin's data, then runs eval (with a
 // variants file, --json and --trec) and export offline.
 func TestCommands_EvalExport(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 23, WorkPackages: 150, Comments: 300, WikiPages: 10, Meetings: 8})
+	d := opgen.Generate(opgen.GenOptions{Seed: 23, WorkPackages: 150, Comments: 300, WikiPages: 10, Meetings: 8})
 	_, url := optest.Start(t, d, optest.Options{})
 	dataDir, work := t.TempDir(), t.TempDir()
 	t.Setenv("OPENPROJECT_BASE_URL", url)
@@ -36,7 +37,7 @@ func TestCommands_EvalExport(t *testing.T) {
 	t.Setenv("OPENPROJECT_API_KEY", "")
 
 	queries := filepath.Join(work, "queries.jsonl")
-	if err := writeQueryFile(queries, optest.GenerateQueries(d, optest.QueryOptions{Seed: 1, PerKind: 5})); err != nil {
+	if err := writeQueryFile(queries, opgen.GenerateQueries(d, opgen.QueryOptions{Seed: 1, PerKind: 5})); err != nil {
 		t.Fatal(err)
 	}
 	variants := filepath.Join(work, "variants.json")

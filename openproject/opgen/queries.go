@@ -1,4 +1,4 @@
-package optest
+package opgen
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/scorer"
 )
 
@@ -93,7 +94,7 @@ const DefaultQueriesPerKind = 30
 // other item may come close to the target on the whole query (see
 // queryCorpus.clearWinner). These kinds draw from random streams of their
 // own, so the queries of the other kinds do not depend on them.
-func GenerateQueries(d *Dataset, o QueryOptions) []scorer.LabelledQuery {
+func GenerateQueries(d *optest.Dataset, o QueryOptions) []scorer.LabelledQuery {
 	if o.PerKind <= 0 {
 		o.PerKind = DefaultQueriesPerKind
 	}
@@ -145,7 +146,7 @@ type queryCorpus struct {
 	userName map[int64]string
 }
 
-func newQueryCorpus(d *Dataset, userID int64) *queryCorpus {
+func newQueryCorpus(d *optest.Dataset, userID int64) *queryCorpus {
 	c := &queryCorpus{postings: map[string][]int{}, byTarget: map[scorer.Target]int{}, comments: map[int64][]string{},
 		commenters: map[int64][]string{}, userName: map[int64]string{}}
 	admin := false

@@ -1,4 +1,4 @@
-package optest
+package opgen
 
 // Vocabulary and templates for the data generator. Everything here is
 // read-only after package initialisation.

@@ -1,4 +1,4 @@
-package optest
+package opgen
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/scorer"
 )
 
@@ -74,7 +75,7 @@ func TestGenerateQueriesVisibility(t *testing.T) {
 // its text that the search index holds (titles, bodies, comments with
 // their authors, agenda, people, project names, ids), built from the data
 // set without the generator's corpus.
-func indexedWords(d *Dataset) map[scorer.Target]map[string]bool {
+func indexedWords(d *optest.Dataset) map[scorer.Target]map[string]bool {
 	users := map[int64]string{}
 	for _, u := range d.Users {
 		users[u.ID] = u.Name
@@ -283,7 +284,7 @@ func TestGenerateQueriesLackingWords(t *testing.T) {
 	}
 }
 
-func userName(d *Dataset, id int64) string {
+func userName(d *optest.Dataset, id int64) string {
 	for _, u := range d.Users {
 		if u.ID == id {
 			return u.Name

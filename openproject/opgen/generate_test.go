@@ -1,4 +1,4 @@
-package optest
+package opgen
 
 import (
 	"bytes"
@@ -14,13 +14,14 @@ import (
 	"unicode"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
 )
 
 // genSmall keeps most tests fast; the default size is tested where the
 // statistics need it.
 var genSmall = GenOptions{Seed: 7, WorkPackages: 300, WikiPages: 30, Meetings: 10}
 
-func genJSON(t testing.TB, d *Dataset) []byte {
+func genJSON(t testing.TB, d *optest.Dataset) []byte {
 	t.Helper()
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -181,9 +182,9 @@ func TestGenerateFixedUsersAndProjects(t *testing.T) {
 		key         string
 		admin       bool
 	}{
-		{1, "admin", "OpenProject Admin", AdminKey, true},
-		{2, "alice", "Alice Andersson", AliceKey, false},
-		{3, "bob", "Bob Brennan", BobKey, false},
+		{1, "admin", "OpenProject Admin", optest.AdminKey, true},
+		{2, "alice", "Alice Andersson", optest.AliceKey, false},
+		{3, "bob", "Bob Brennan", optest.BobKey, false},
 	}
 	for i, f := range fixed {
 		u := d.Users[i]
@@ -197,7 +198,7 @@ func TestGenerateFixedUsersAndProjects(t *testing.T) {
 		}
 	}
 
-	byIdent := map[string]Project{}
+	byIdent := map[string]optest.Project{}
 	for _, p := range d.Projects {
 		byIdent[p.Identifier] = p
 	}
@@ -290,7 +291,7 @@ func TestGenerateWorkPackages(t *testing.T) {
 	for _, s := range d.Statuses {
 		statusClosed[s.ID] = s.IsClosed
 	}
-	projects := map[int64]Project{}
+	projects := map[int64]optest.Project{}
 	for _, p := range d.Projects {
 		projects[p.ID] = p
 	}
@@ -558,7 +559,7 @@ func TestGenerateMeetings(t *testing.T) {
 	o := GenOptions{Seed: 13, WorkPackages: 500, Meetings: 60}
 	d := Generate(o)
 	start, end := o.normalized().Start, o.normalized().Start.Add(genSpan)
-	projects := map[int64]Project{}
+	projects := map[int64]optest.Project{}
 	for _, p := range d.Projects {
 		projects[p.ID] = p
 	}

@@ -1,4 +1,4 @@
-package optest
+package opgen
 
 import (
 	"cmp"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/opsearch/opsearch/fold"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
 )
 
 // GenOptions sizes a generated data set. A zero field selects its default;
@@ -173,10 +174,10 @@ func newRand(seed int64, stream uint64) *rand.Rand {
 // text): every work package of the private projects of alice ("Nightingale")
 // and bob ("Kestrel") does, so a search for it tells whether private data
 // leaked.
-func Generate(o GenOptions) *Dataset {
+func Generate(o GenOptions) *optest.Dataset {
 	o = o.normalized()
 	g := &generator{o: o, start: o.Start, end: o.Start.Add(genSpan)}
-	d := &Dataset{
+	d := &optest.Dataset{
 		InstanceName: "OpenProject (opsearch fake)",
 		Statuses:     fixedStatuses(),
 		Types:        fixedTypes(),
@@ -243,7 +244,7 @@ type generator struct {
 
 	statusRefs, typeRefs, prioRefs []openproject.Ref
 
-	users    []User
+	users    []optest.User
 	userRefs []openproject.Ref // by user index
 	projects []projInfo
 
@@ -265,14 +266,14 @@ type projInfo struct {
 
 // --- users ---
 
-func (g *generator) genUsers() []User {
+func (g *generator) genUsers() []optest.User {
 	r := newRand(g.o.Seed, streamUsers)
 	n := 3 + g.o.Users
-	users := make([]User, 0, n)
+	users := make([]optest.User, 0, n)
 	refs := make([]openproject.Ref, 0, n)
 	add := func(first, last, name, login, key string, admin bool, lang string, created time.Time) {
 		id := int64(len(users) + 1)
-		u := User{APIKey: key}
+		u := optest.User{APIKey: key}
 		u.ID = id
 		u.Name = name
 		u.Login = login
@@ -287,9 +288,9 @@ func (g *generator) genUsers() []User {
 		users = append(users, u)
 		refs = append(refs, openproject.Ref{ID: id, Href: "/api/v3/users/" + strconv.FormatInt(id, 10), Title: name})
 	}
-	add("OpenProject", "Admin", "OpenProject Admin", "admin", AdminKey, true, "en", g.start)
-	add("Alice", "Andersson", "Alice Andersson", "alice", AliceKey, false, "en", g.start)
-	add("Bob", "Brennan", "Bob Brennan", "bob", BobKey, false, "en", g.start)
+	add("OpenProject", "Admin", "OpenProject Admin", "admin", optest.AdminKey, true, "en", g.start)
+	add("Alice", "Andersson", "Alice Andersson", "alice", optest.AliceKey, false, "en", g.start)
+	add("Bob", "Brennan", "Bob Brennan", "bob", optest.BobKey, false, "en", g.start)
 	seen := map[string]bool{"admin": true, "alice": true, "bob": true}
 	for i := range g.o.Users {
 		first := firstNames[r.IntN(len(firstNames))]
@@ -318,7 +319,7 @@ func (g *generator) genUsers() []User {
 
 // --- projects ---
 
-func (g *generator) genProjects() []Project {
+func (g *generator) genProjects() []optest.Project {
 	r := newRand(g.o.Seed, streamProjects)
 	n := g.o.Projects
 	extras := make([]int, 0, g.o.Users) // user indices of the generated users
@@ -327,7 +328,7 @@ func (g *generator) genProjects() []Project {
 	}
 	const alice, bob = aliceID - 1, bobID - 1
 	pool := projectSpecs[minProjects:]
-	projects := make([]Project, n)
+	projects := make([]optest.Project, n)
 	g.projects = make([]projInfo, n)
 	w := newWriter(g, r)
 	spare := 0
@@ -1159,7 +1160,7 @@ func matchBrace(t string) (end int, alt bool) {
 			}
 		}
 	}
-	panic("optest: unbalanced template " + strconv.Quote(t))
+	panic("opgen: unbalanced template " + strconv.Quote(t))
 }
 
 // alternative picks one of the top-level |-separated parts of body.
@@ -1339,7 +1340,7 @@ func (w *writer) slot(name string) {
 	case "rb":
 		w.b.WriteByte('}')
 	default:
-		panic("optest: unknown template slot {" + name + "}")
+		panic("opgen: unknown template slot {" + name + "}")
 	}
 }
 
