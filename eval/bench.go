@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -275,7 +276,7 @@ func benchSearch(m scorer.Metrics, lat []time.Duration, requests int64, n int) B
 // benchQueries draws n labelled queries that target work packages (the
 // only kind the reference's live search covers), round-robin over kinds.
 func benchQueries(d *optest.Dataset, seed int64, n int) []scorer.LabelledQuery {
-	all := opgen.GenerateQueries(d, opgen.QueryOptions{Seed: seed, PerKind: n})
+	all := querygen.Generate(d, querygen.Options{Seed: seed, PerKind: n})
 	byKind := map[string][]scorer.LabelledQuery{}
 	var kinds []string
 	for _, q := range all {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -91,7 +92,7 @@ func TestGoldenMetrics(t *testing.T) {
 	}
 	d := goldenData()
 	st, idx := syncInto(t, d)
-	queries := opgen.GenerateQueries(d, opgen.QueryOptions{Seed: 42})
+	queries := querygen.Generate(d, querygen.Options{Seed: 42})
 	rep, err := Run(context.Background(), st, idx, queries, Options{Detail: true})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestGoldenMetrics(t *testing.T) {
 			t.Errorf("opsearch kind %s: recall@10 %.4f, want >= 0.85", k, m.Recall10)
 		}
 	}
-	if m := op.Kinds[opgen.QueryNegative]; m.NegativeClean < 0.9 {
+	if m := op.Kinds[querygen.KindNegative]; m.NegativeClean < 0.9 {
 		t.Errorf("opsearch answered %.0f%% of negative queries with nothing, want >= 90%%", m.NegativeClean*100)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
@@ -35,7 +36,7 @@ func TestSnippetsArePlainText(t *testing.T) {
 	}
 	e := newEnv(t, d, optest.AdminKey)
 	queries := []string{"mention", "class", "data", "user", "the", "ask", "review", "deploy", "meeting"}
-	for _, q := range opgen.GenerateQueries(d, opgen.QueryOptions{Seed: 4, PerKind: 5}) {
+	for _, q := range querygen.Generate(d, querygen.Options{Seed: 4, PerKind: 5}) {
 		queries = append(queries, q.Query)
 	}
 	for _, u := range d.Users {

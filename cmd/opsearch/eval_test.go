@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/eval"
+	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
@@ -37,7 +38,7 @@ func TestCommands_EvalExport(t *testing.T) {
 	t.Setenv("OPENPROJECT_API_KEY", "")
 
 	queries := filepath.Join(work, "queries.jsonl")
-	if err := writeQueryFile(queries, opgen.GenerateQueries(d, opgen.QueryOptions{Seed: 1, PerKind: 5})); err != nil {
+	if err := writeQueryFile(queries, querygen.Generate(d, querygen.Options{Seed: 1, PerKind: 5})); err != nil {
 		t.Fatal(err)
 	}
 	variants := filepath.Join(work, "variants.json")

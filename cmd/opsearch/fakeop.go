@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/eval"
+	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/scorer"
@@ -40,7 +41,7 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	errorStatuses := fs.String("error-statuses", "500,502,503", "the statuses --error-rate answers with, comma-separated (e.g. 500 for a server whose failures are all exceptions)")
 	notFoundRate := fs.Float64("not-found-rate", 0, "share of requests for existing resources answered 404 anyway (a transient fault), 0..1")
 	queriesFile := fs.String("queries", "", "write a labelled query set for the data (JSONL, for opsearch eval) to this file and continue serving")
-	queriesPerKind := fs.Int("queries-per-kind", opgen.DefaultQueriesPerKind, "queries per kind in the --queries set")
+	queriesPerKind := fs.Int("queries-per-kind", querygen.DefaultPerKind, "queries per kind in the --queries set")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 		}
 	}
 	if *queriesFile != "" {
-		qs := opgen.GenerateQueries(data, opgen.QueryOptions{Seed: gen.Seed, PerKind: *queriesPerKind})
+		qs := querygen.Generate(data, querygen.Options{Seed: gen.Seed, PerKind: *queriesPerKind})
 		if err := writeQueryFile(*queriesFile, qs); err != nil {
 			return err
 		}

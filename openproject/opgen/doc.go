@@ -6,9 +6,11 @@
 //
 // It owns how generated data looks: the fixed users, projects, statuses,
 // types and priorities, the independent random streams every part draws
-// from, and the guarantee that the same options give the same data byte for
+// from (Rand), and the guarantee that the same options give the same data byte for
 // byte once encoded.
 //
 // It must not know the wire format: HAL, HTTP, routes, paging and faults
-// belong to optest, which knows nothing of how its data was made.
+// belong to optest, which knows nothing of how its data was made. It does
+// not label queries or judge rankings either: that is eval and
+// eval/querygen, which read generated data sets like any other.
 package opgen

@@ -71,11 +71,12 @@ const (
 	bobProjectIdentifier    = "bob-private"
 )
 
-// Fixed user ids.
+// Ids of the fixed users of every generated data set: the administrator,
+// alice and bob, whose API keys are optest.AdminKey, AliceKey and BobKey.
 const (
-	adminID = 1
-	aliceID = 2
-	bobID   = 3
+	AdminID = 1
+	AliceID = 2
+	BobID   = 3
 )
 
 // Ids of the fixed statuses, types and priorities (their position in the
@@ -89,13 +90,15 @@ const (
 	statusRejected
 )
 
+// Ids of the fixed types of generated and corpus data sets (fixedTypes).
+// eval/querygen picks question templates by them.
 const (
-	typeTask = iota + 1
-	typeBug
-	typeFeature
-	typeEpic
-	typeMilestone
-	typeStory
+	TypeTask = iota + 1
+	TypeBug
+	TypeFeature
+	TypeEpic
+	TypeMilestone
+	TypeStory
 )
 
 const (
@@ -140,7 +143,11 @@ const (
 	streamWorkPackages
 	streamWiki
 	streamMeetings
-	streamQueries
+	// StreamQueries is the stream of the saved queries. Generators of
+	// derived data outside the package (eval/querygen's labelled queries)
+	// take streams from StreamQueries+100 on, so they never share one with
+	// the data.
+	StreamQueries
 	streamPerWorkPackage = 1 << 40 // + work package id
 )
 
@@ -157,7 +164,10 @@ func seedPCG(p *rand.PCG, seed int64, stream uint64) {
 	p.Seed(splitmix64(uint64(seed)), splitmix64(stream^0x6f70736561726368))
 }
 
-func newRand(seed int64, stream uint64) *rand.Rand {
+// Rand returns random stream number stream of seed. Every part of the
+// generator draws from a stream of its own, so that each stays the same
+// when another changes; see the stream constants.
+func Rand(seed int64, stream uint64) *rand.Rand {
 	p := rand.NewPCG(0, 0)
 	seedPCG(p, seed, stream)
 	return rand.New(p)
@@ -208,12 +218,12 @@ func fixedStatuses() []openproject.Status {
 
 func fixedTypes() []openproject.Type {
 	return []openproject.Type{
-		{ID: typeTask, Name: "Task", Color: "#1A67A3", Position: 1, IsDefault: true},
-		{ID: typeBug, Name: "Bug", Color: "#E03131", Position: 2},
-		{ID: typeFeature, Name: "Feature", Color: "#2F9E44", Position: 3},
-		{ID: typeEpic, Name: "Epic", Color: "#9C36B5", Position: 4},
-		{ID: typeMilestone, Name: "Milestone", Color: "#F08C00", Position: 5, IsMilestone: true},
-		{ID: typeStory, Name: "User story", Color: "#0CA678", Position: 6},
+		{ID: TypeTask, Name: "Task", Color: "#1A67A3", Position: 1, IsDefault: true},
+		{ID: TypeBug, Name: "Bug", Color: "#E03131", Position: 2},
+		{ID: TypeFeature, Name: "Feature", Color: "#2F9E44", Position: 3},
+		{ID: TypeEpic, Name: "Epic", Color: "#9C36B5", Position: 4},
+		{ID: TypeMilestone, Name: "Milestone", Color: "#F08C00", Position: 5, IsMilestone: true},
+		{ID: TypeStory, Name: "User story", Color: "#0CA678", Position: 6},
 	}
 }
 
@@ -267,7 +277,7 @@ type projInfo struct {
 // --- users ---
 
 func (g *generator) genUsers() []optest.User {
-	r := newRand(g.o.Seed, streamUsers)
+	r := Rand(g.o.Seed, streamUsers)
 	n := 3 + g.o.Users
 	users := make([]optest.User, 0, n)
 	refs := make([]openproject.Ref, 0, n)
@@ -320,13 +330,13 @@ func (g *generator) genUsers() []optest.User {
 // --- projects ---
 
 func (g *generator) genProjects() []optest.Project {
-	r := newRand(g.o.Seed, streamProjects)
+	r := Rand(g.o.Seed, streamProjects)
 	n := g.o.Projects
 	extras := make([]int, 0, g.o.Users) // user indices of the generated users
 	for i := 3; i < len(g.users); i++ {
 		extras = append(extras, i)
 	}
-	const alice, bob = aliceID - 1, bobID - 1
+	const alice, bob = AliceID - 1, BobID - 1
 	pool := projectSpecs[minProjects:]
 	projects := make([]optest.Project, n)
 	g.projects = make([]projInfo, n)
@@ -392,7 +402,7 @@ func (g *generator) genProjects() []optest.Project {
 		}
 		if len(members) == 0 {
 			// Someone has to author the project's work packages.
-			members = append(members, adminID-1)
+			members = append(members, AdminID-1)
 		}
 		slices.Sort(members)
 		memberIDs := make([]int64, len(members))
@@ -478,7 +488,7 @@ type wpPlan struct {
 
 func (g *generator) genWorkPackages() ([]openproject.WorkPackage, []openproject.Activity) {
 	n := g.o.WorkPackages
-	r := newRand(g.o.Seed, streamWorkPackages)
+	r := Rand(g.o.Seed, streamWorkPackages)
 	wps := make([]openproject.WorkPackage, n)
 	plans := make([]wpPlan, n)
 	g.wpCreated = make([]int64, n)
@@ -538,7 +548,7 @@ func (g *generator) genWorkPackages() ([]openproject.WorkPackage, []openproject.
 			userPtrs[2*i+1] = g.userRefs[proj.members[r.IntN(len(proj.members))]]
 			wp.Responsible = &userPtrs[2*i+1]
 		}
-		if typ != typeEpic && typ != typeMilestone && len(parents[pi]) > 0 && r.IntN(4) == 0 {
+		if typ != TypeEpic && typ != TypeMilestone && len(parents[pi]) > 0 && r.IntN(4) == 0 {
 			c := parents[pi]
 			// Prefer recent parents, as teams do.
 			p := c[len(c)-1-r.IntN(min(len(c), 20))]
@@ -546,7 +556,7 @@ func (g *generator) genWorkPackages() ([]openproject.WorkPackage, []openproject.
 			parentPtrs[i] = openproject.Ref{ID: int64(p) + 1, Href: "/api/v3/work_packages/" + strconv.Itoa(int(p)+1)}
 			wp.Parent = &parentPtrs[i]
 		}
-		if typ == typeEpic || typ == typeFeature {
+		if typ == TypeEpic || typ == TypeFeature {
 			parents[pi] = append(parents[pi], int32(i))
 		}
 
@@ -554,7 +564,7 @@ func (g *generator) genWorkPackages() ([]openproject.WorkPackage, []openproject.
 		wp.CreatedAt = created
 		g.wpCreated[i] = created.Unix()
 		switch {
-		case typ == typeMilestone:
+		case typ == TypeMilestone:
 			d := g.clampDay(created.AddDate(0, 0, 7+r.IntN(60)))
 			wp.StartDate, wp.DueDate = d, d
 		case r.IntN(2) == 0:
@@ -750,7 +760,7 @@ func (g *generator) clampDay(t time.Time) string {
 type weighted struct{ v, w int }
 
 var (
-	typeWeights       = []weighted{{typeTask, 40}, {typeBug, 25}, {typeFeature, 15}, {typeStory, 10}, {typeEpic, 5}, {typeMilestone, 5}}
+	typeWeights       = []weighted{{TypeTask, 40}, {TypeBug, 25}, {TypeFeature, 15}, {TypeStory, 10}, {TypeEpic, 5}, {TypeMilestone, 5}}
 	openStatusWeights = []weighted{{statusNew, 35}, {statusInProgress, 35}, {statusInReview, 15}, {statusOnHold, 15}}
 	priorityWeights   = []weighted{{prioLow, 20}, {prioNormal, 55}, {prioHigh, 20}, {prioImmediate, 5}}
 	// Relative comment shares of work packages: 45% get none.
@@ -780,7 +790,7 @@ func (g *generator) genWikiPages() []openproject.WikiPage {
 	if n == 0 {
 		return []openproject.WikiPage{}
 	}
-	r := newRand(g.o.Seed, streamWiki)
+	r := Rand(g.o.Seed, streamWiki)
 	ids := wikiIDs(r, n)
 	pages := make([]openproject.WikiPage, n)
 	w := newWriter(g, r)
@@ -878,7 +888,7 @@ func (g *generator) genMeetings(wps []openproject.WorkPackage) []openproject.Mee
 	if n == 0 {
 		return []openproject.Meeting{}
 	}
-	r := newRand(g.o.Seed, streamMeetings)
+	r := Rand(g.o.Seed, streamMeetings)
 	w := newWriter(g, r)
 	meetings := make([]openproject.Meeting, n)
 	crowded := func(i int) bool { return len(g.projects[i].members) >= 2 }
@@ -1021,7 +1031,7 @@ func genEarlier(a, b time.Time) time.Time {
 // --- queries ---
 
 func (g *generator) genQueries() []openproject.Query {
-	r := newRand(g.o.Seed, streamQueries)
+	r := Rand(g.o.Seed, StreamQueries)
 	qs := make([]openproject.Query, len(queryNames))
 	for i, name := range queryNames {
 		q := &qs[i]
@@ -1346,7 +1356,7 @@ func (w *writer) slot(name string) {
 
 func (w *writer) person() int {
 	if len(w.people) == 0 {
-		return adminID - 1
+		return AdminID - 1
 	}
 	return w.people[w.r.IntN(len(w.people))]
 }
@@ -1482,15 +1492,15 @@ func (w *writer) checklist(items []string, n int, done bool) {
 func (w *writer) subject(typ int) string {
 	var list []string
 	switch typ {
-	case typeBug:
+	case TypeBug:
 		list = bugSubjects
-	case typeFeature:
+	case TypeFeature:
 		list = featureSubjects
-	case typeEpic:
+	case TypeEpic:
 		list = epicSubjects
-	case typeMilestone:
+	case TypeMilestone:
 		list = milestoneSubjects
-	case typeStory:
+	case TypeStory:
 		list = storySubjects
 	default:
 		list = taskSubjects
@@ -1508,7 +1518,7 @@ func (w *writer) description(typ int, closed bool) string {
 	w.b.Reset()
 	w.b.Grow(1024)
 	switch typ {
-	case typeBug:
+	case TypeBug:
 		w.paragraph(1 + r.IntN(2))
 		w.b.WriteString("\n\n### Steps to reproduce\n\n")
 		for k := range 2 + r.IntN(4) {
@@ -1528,7 +1538,7 @@ func (w *writer) description(typ int, closed bool) string {
 		}
 		w.b.WriteString("\n\n### Environment\n\n")
 		w.expand("- Version: {ver}\n- Browser: {browser}\n- OS: {os}\n- Host: `{h}`\n")
-	case typeFeature:
+	case TypeFeature:
 		w.b.WriteString("### Motivation\n\n")
 		w.paragraph(2 + r.IntN(2))
 		w.b.WriteString("\n\n### Proposal\n\n")
@@ -1541,7 +1551,7 @@ func (w *writer) description(typ int, closed bool) string {
 			w.b.WriteString("\n### Out of scope\n\n")
 			w.expand("The {x} and everything about {n} for {r}s.\n")
 		}
-	case typeEpic:
+	case TypeEpic:
 		w.b.WriteString("### Goal\n\n")
 		w.paragraph(2)
 		w.b.WriteString("\n\n### Scope\n\n")
@@ -1550,9 +1560,9 @@ func (w *writer) description(typ int, closed bool) string {
 		w.list(successMetrics, 2, "- ")
 		w.b.WriteString("\n### Risks\n\n")
 		w.paragraph(1 + r.IntN(2))
-	case typeMilestone:
+	case TypeMilestone:
 		w.paragraph(1 + r.IntN(2))
-	case typeStory:
+	case TypeStory:
 		w.expand("As a {r}, I want to {v} the {n} so that {benefit}.\n\n### Acceptance criteria\n\n")
 		w.checklist(acceptance, 2+r.IntN(4), closed)
 		if r.IntN(2) == 0 {

@@ -206,8 +206,8 @@ func TestGenerateFixedUsersAndProjects(t *testing.T) {
 		ident   string
 		members []int64
 	}{
-		{aliceProjectIdentifier, []int64{aliceID}},
-		{bobProjectIdentifier, []int64{bobID}},
+		{aliceProjectIdentifier, []int64{AliceID}},
+		{bobProjectIdentifier, []int64{BobID}},
 	} {
 		p, ok := byIdent[tt.ident]
 		if !ok {
@@ -222,14 +222,14 @@ func TestGenerateFixedUsersAndProjects(t *testing.T) {
 	}
 	both, public := 0, 0
 	for _, p := range d.Projects {
-		if slices.Contains(p.Members, aliceID) && slices.Contains(p.Members, bobID) {
+		if slices.Contains(p.Members, AliceID) && slices.Contains(p.Members, BobID) {
 			both++
 		}
 		if p.Public {
 			public++
 		}
 	}
-	if shared := byIdent[sharedProjectIdentifier]; shared.Public || !slices.Contains(shared.Members, aliceID) || !slices.Contains(shared.Members, bobID) {
+	if shared := byIdent[sharedProjectIdentifier]; shared.Public || !slices.Contains(shared.Members, AliceID) || !slices.Contains(shared.Members, BobID) {
 		t.Errorf("shared project: %+v", shared)
 	}
 	if both == 0 || public == 0 || public > len(d.Projects)/2 {
@@ -343,7 +343,7 @@ func TestGenerateWorkPackages(t *testing.T) {
 		genCheckRef(t, "type", wp.Type, "/api/v3/types/", d.Types[wp.Type.ID-1].Name)
 		genCheckRef(t, "priority", wp.Priority, "/api/v3/priorities/", d.Priorities[wp.Priority.ID-1].Name)
 		genCheckRef(t, "author", wp.Author, "/api/v3/users/", d.Users[wp.Author.ID-1].Name)
-		if wp.Type.ID == typeMilestone && (wp.StartDate == "" || wp.StartDate != wp.DueDate) {
+		if wp.Type.ID == TypeMilestone && (wp.StartDate == "" || wp.StartDate != wp.DueDate) {
 			t.Errorf("milestone #%d: dates %q, %q", wp.ID, wp.StartDate, wp.DueDate)
 		}
 	}

@@ -1,4 +1,4 @@
-package opgen
+package querygen
 
 import (
 	"fmt"
@@ -10,43 +10,44 @@ import (
 	"unicode"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/scorer"
 )
 
-// Query kinds emitted by GenerateQueries.
+// Query kinds emitted by Generate.
 const (
-	QueryTypo               = "typo"
-	QueryReordered          = "reordered"
-	QueryQuestion           = "question"
-	QueryCommentFact        = "comment_fact"
-	QueryWikiPhrase         = "wiki_phrase"
-	QueryMeetingOutcome     = "meeting_outcome"
-	QueryMeetingParticipant = "meeting_participant"
-	QueryTruncated          = "truncated"
-	QueryID                 = "id"
-	QueryNegative           = "negative"
+	KindTypo               = "typo"
+	KindReordered          = "reordered"
+	KindQuestion           = "question"
+	KindCommentFact        = "comment_fact"
+	KindWikiPhrase         = "wiki_phrase"
+	KindMeetingOutcome     = "meeting_outcome"
+	KindMeetingParticipant = "meeting_participant"
+	KindTruncated          = "truncated"
+	KindID                 = "id"
+	KindNegative           = "negative"
 
 	// Kinds whose queries carry words the target lacks, as people ask:
 	// the words that do occur in the target identify it, the others frame
 	// the question, stand in for a target word or fill the query.
-	QueryQuestionFramed = "question_framed"
-	QuerySynonym        = "synonym"
-	QueryFiller         = "filler"
-	QueryNameTopic      = "name_topic"
+	KindQuestionFramed = "question_framed"
+	KindSynonym        = "synonym"
+	KindFiller         = "filler"
+	KindNameTopic      = "name_topic"
 )
 
-// QueryKinds lists the kinds GenerateQueries emits, in output order.
-func QueryKinds() []string {
+// Kinds lists the kinds Generate emits, in output order.
+func Kinds() []string {
 	return []string{
-		QueryTypo, QueryReordered, QueryQuestion, QueryTruncated, QueryID, QueryCommentFact,
-		QueryWikiPhrase, QueryMeetingOutcome, QueryMeetingParticipant, QueryNegative,
-		QueryQuestionFramed, QuerySynonym, QueryFiller, QueryNameTopic,
+		KindTypo, KindReordered, KindQuestion, KindTruncated, KindID, KindCommentFact,
+		KindWikiPhrase, KindMeetingOutcome, KindMeetingParticipant, KindNegative,
+		KindQuestionFramed, KindSynonym, KindFiller, KindNameTopic,
 	}
 }
 
-// QueryOptions configure GenerateQueries.
-type QueryOptions struct {
+// Options configure Generate.
+type Options struct {
 	// Seed selects the queries; the same data set and options always give
 	// the same set.
 	Seed int64
@@ -59,12 +60,12 @@ type QueryOptions struct {
 	UserID int64
 }
 
-// DefaultQueriesPerKind is QueryOptions.PerKind's default.
-const DefaultQueriesPerKind = 30
+// DefaultPerKind is Options.PerKind's default.
+const DefaultPerKind = 30
 
-// GenerateQueries builds a labelled query set for d: every query names
-// the item it was made from, and is checked to be unambiguous in the data
-// the chosen user can see. Words are picked by document frequency (rarest
+// Generate builds a labelled query set for d: every query names the item
+// it was made from, and is checked to be unambiguous in the data the
+// chosen user can see. Words are picked by document frequency (rarest
 // first) until no other visible item contains all of the query's words, so
 // the expected item really is the right answer and a miss is the
 // ranker's fault. Negative queries consist of invented words that no
@@ -94,17 +95,17 @@ const DefaultQueriesPerKind = 30
 // other item may come close to the target on the whole query (see
 // queryCorpus.clearWinner). These kinds draw from random streams of their
 // own, so the queries of the other kinds do not depend on them.
-func GenerateQueries(d *optest.Dataset, o QueryOptions) []scorer.LabelledQuery {
+func Generate(d *optest.Dataset, o Options) []scorer.LabelledQuery {
 	if o.PerKind <= 0 {
-		o.PerKind = DefaultQueriesPerKind
+		o.PerKind = DefaultPerKind
 	}
 	if o.UserID == 0 {
-		o.UserID = adminID
+		o.UserID = opgen.AdminID
 	}
 	c := newQueryCorpus(d, o.UserID)
-	g := &queryGen{c: c, o: o, r: newRand(o.Seed, streamQueries+100)}
+	g := &queryGen{c: c, o: o, r: opgen.Rand(o.Seed, opgen.StreamQueries+100)}
 	var out []scorer.LabelledQuery
-	for _, kind := range QueryKinds() {
+	for _, kind := range Kinds() {
 		qs := g.forKind(kind).kind(kind)
 		for i := range qs {
 			qs[i].ID = fmt.Sprintf("%s-%03d", kind, i+1)
@@ -380,33 +381,33 @@ func isAlpha(s string) bool {
 // queryGen draws queries of each kind.
 type queryGen struct {
 	c *queryCorpus
-	o QueryOptions
+	o Options
 	r *rand.Rand
 }
 
 func (g *queryGen) kind(kind string) []scorer.LabelledQuery {
 	switch kind {
-	case QueryQuestionFramed:
+	case KindQuestionFramed:
 		return g.questionFramed()
-	case QuerySynonym:
+	case KindSynonym:
 		return g.synonymQueries()
-	case QueryFiller:
+	case KindFiller:
 		return g.fillerQueries()
-	case QueryNameTopic:
+	case KindNameTopic:
 		return g.nameTopics()
-	case QueryTypo, QueryReordered, QueryQuestion, QueryTruncated:
+	case KindTypo, KindReordered, KindQuestion, KindTruncated:
 		return g.fromSubjects(kind)
-	case QueryID:
+	case KindID:
 		return g.ids()
-	case QueryCommentFact:
+	case KindCommentFact:
 		return g.commentFacts()
-	case QueryWikiPhrase:
+	case KindWikiPhrase:
 		return g.wikiPhrases()
-	case QueryMeetingOutcome:
+	case KindMeetingOutcome:
 		return g.meetingOutcomes()
-	case QueryMeetingParticipant:
+	case KindMeetingParticipant:
 		return g.meetingParticipants()
-	case QueryNegative:
+	case KindNegative:
 		return g.negatives()
 	}
 	return nil
@@ -429,7 +430,7 @@ func (g *queryGen) fromSubjects(kind string) []scorer.LabelledQuery {
 		doc := g.c.byTarget[scorer.Target{Type: "work_package", ID: wp.ID}]
 		cands := contentWords(wp.Subject)
 		minWords := 2
-		if kind == QueryReordered {
+		if kind == KindReordered {
 			minWords = 3
 		}
 		ws, ok := g.c.pickUnique(doc, cands, minWords, 4)
@@ -438,13 +439,13 @@ func (g *queryGen) fromSubjects(kind string) []scorer.LabelledQuery {
 		}
 		var q string
 		switch kind {
-		case QueryTypo:
+		case KindTypo:
 			q, ok = g.typo(ws)
-		case QueryReordered:
+		case KindReordered:
 			q, ok = g.reorder(ws)
-		case QueryQuestion:
+		case KindQuestion:
 			q = g.question(ws)
-		case QueryTruncated:
+		case KindTruncated:
 			q, ok = truncate(ws)
 		}
 		if ok {
@@ -779,17 +780,17 @@ func (g *queryGen) negatives() []scorer.LabelledQuery {
 // so that adding or changing one of them leaves every other kind as it
 // was.
 var lackingStreams = map[string]uint64{
-	QueryQuestionFramed: streamQueries + 201,
-	QuerySynonym:        streamQueries + 202,
-	QueryFiller:         streamQueries + 203,
-	QueryNameTopic:      streamQueries + 204,
+	KindQuestionFramed: opgen.StreamQueries + 201,
+	KindSynonym:        opgen.StreamQueries + 202,
+	KindFiller:         opgen.StreamQueries + 203,
+	KindNameTopic:      opgen.StreamQueries + 204,
 }
 
 // forKind returns the generator for kind: g itself, or one drawing from
 // the kind's own random stream.
 func (g *queryGen) forKind(kind string) *queryGen {
 	if s, ok := lackingStreams[kind]; ok {
-		return &queryGen{c: g.c, o: g.o, r: newRand(g.o.Seed, s)}
+		return &queryGen{c: g.c, o: g.o, r: opgen.Rand(g.o.Seed, s)}
 	}
 	return g
 }
@@ -1014,11 +1015,11 @@ func lowerJoin(ws []word) string { return strings.ToLower(strings.Join(surfaces(
 func wpFrames(wp openproject.WorkPackage) []string {
 	frames := slices.Clone(framesWorkPackage)
 	switch wp.Type.ID {
-	case typeBug:
+	case opgen.TypeBug:
 		frames = append(frames, framesBug...)
-	case typeFeature:
+	case opgen.TypeFeature:
 		frames = append(frames, framesFeature...)
-	case typeTask:
+	case opgen.TypeTask:
 		frames = append(frames, framesTask...)
 	}
 	return frames
