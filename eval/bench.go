@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -157,19 +156,15 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 			rep.Comments++
 		}
 	}
-	srv := optest.NewServer(d, optest.Options{Latency: o.Latency})
-	defer srv.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	fake, err := optest.Listen("127.0.0.1:0", d, optest.Options{Latency: o.Latency})
 	if err != nil {
 		return nil, fmt.Errorf("bench: listen: %w", err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
+	defer fake.Close()
 
 	ct := &countingTransport{next: &http.Transport{MaxIdleConnsPerHost: 64}}
 	client, err := openproject.New(openproject.Config{
-		BaseURL: "http://" + ln.Addr().String(), APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: ct},
+		BaseURL: fake.URL, APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: ct},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)

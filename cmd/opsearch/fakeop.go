@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -98,34 +97,29 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "wrote %d labelled queries (as the admin sees the data) to %s\n", len(qs), *queriesFile)
 	}
-	srv := optest.NewServer(data, optest.Options{
+	fake, err := optest.Listen(*addr, data, optest.Options{
 		MaxPageSize: *maxPage, Profile: p, Latency: *latency,
 		Faults: optest.Faults{ErrorRate: *errorRate, ErrorStatuses: statuses, NotFoundRate: *notFoundRate, Seed: uint64(gen.Seed)},
 	})
-	defer srv.Close()
-
-	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	defer fake.Server.Close()
 
-	base := "http://" + ln.Addr().String()
+	base := fake.URL
 	fmt.Fprintf(e.stdout, "fake OpenProject (%s profile) at %s\n", p, base)
 	fmt.Fprintf(e.stdout, "API keys: admin=%s alice=%s bob=%s\n", optest.AdminKey, optest.AliceKey, optest.BobKey)
 	fmt.Fprintf(e.stdout, "try: curl -u apikey:%s '%s/api/v3/work_packages?pageSize=2'\n", optest.AliceKey, base)
 
 	select {
-	case err := <-errc:
+	case err := <-fake.Err():
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	srv.Close() // release hanging requests so Shutdown can drain
-	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	// Shutdown releases hanging requests first, so it can drain.
+	if err := fake.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shut down: %w", err)
 	}
 	return nil
