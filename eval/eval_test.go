@@ -10,6 +10,7 @@ import (
 
 	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -33,7 +34,7 @@ func syncInto(t *testing.T, d *optest.Dataset) (*store.Store, *indexer.Bleve) {
 // syncAs syncs d, as the user with key, into a fresh store and index.
 func syncAs(t *testing.T, d *optest.Dataset, key string) (*store.Store, *indexer.Bleve) {
 	t.Helper()
-	_, url := optest.Start(t, d, optest.Options{})
+	_, url := optesting.Start(t, d, optest.Options{})
 	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: key})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -99,7 +100,7 @@ func checkGolden(t testing.TB, name string, got []byte) {
 func TestGolden_ToolsList(t *testing.T) {
 	for _, ro := range []bool{false, true} {
 		data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
-		_, base := optest.Start(t, data, optest.Options{})
+		_, base := optesting.Start(t, data, optest.Options{})
 		cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), mcp.NewUserIndex(mcp.UserIndexOptions{}), mcp.Options{ReadOnly: ro}))
 		res, err := cs.ListTools(t.Context(), nil)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -280,7 +281,7 @@ type loadEnv struct {
 func newLoadEnv(b *testing.B, gen opgen.GenOptions) *loadEnv {
 	b.Helper()
 	data := opgen.Generate(gen)
-	_, base := optest.Start(b, data, optest.Options{})
+	_, base := optesting.Start(b, data, optest.Options{})
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e := &loadEnv{data: data, syncs: map[int64]chan error{}}
 	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{

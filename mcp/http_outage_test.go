@@ -8,6 +8,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -21,7 +22,7 @@ import (
 // since when OpenProject is unreachable.
 func TestHTTPSearchDuringOutage(t *testing.T) {
 	data := opgen.Generate(httpGen)
-	op, base := optest.Start(t, data, optest.Options{})
+	op, base := optesting.Start(t, data, optest.Options{})
 	up := &sync.UpstreamTracker{}
 	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: t.TempDir(),

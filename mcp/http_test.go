@@ -18,6 +18,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -73,7 +74,7 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 		gen = *o.gen
 	}
 	data := opgen.Generate(gen)
-	op, base := optest.Start(t, data, optest.Options{Latency: o.latency})
+	op, base := optesting.Start(t, data, optest.Options{Latency: o.latency})
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if o.dataDir == "" {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -114,7 +115,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if o.key == "" {
 		o.key = optest.AdminKey
 	}
-	op, base := optest.Start(t, testDataset(), optest.Options{Profile: o.profile})
+	op, base := optesting.Start(t, testDataset(), optest.Options{Profile: o.profile})
 	client, err := openproject.New(openproject.Config{
 		BaseURL: base, APIKey: o.key, MaxRetryAfter: o.maxRetryAfter,
 		// Retries happen, but without waiting.

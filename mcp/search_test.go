@@ -12,6 +12,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -45,7 +46,7 @@ type searchEnv struct {
 func newSearchEnv(t testing.TB, opts mcp.Options) *searchEnv {
 	t.Helper()
 	data := opgen.Generate(searchGen)
-	fake, base := optest.Start(t, data, optest.Options{})
+	fake, base := optesting.Start(t, data, optest.Options{})
 	e := &searchEnv{fake: fake, data: data, base: base, client: testClient(t, base, optest.AliceKey)}
 	u, err := sync.OpenUser(t.Context(), t.TempDir(), e.client, sync.UserOptions{})
 	if err != nil {
@@ -511,7 +512,7 @@ func TestSearchTools_BadInput(t *testing.T) {
 // says so in a structured answer instead of a bare empty list.
 func TestSearchTools_NotReady(t *testing.T) {
 	data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
-	_, base := optest.Start(t, data, optest.Options{})
+	_, base := optesting.Start(t, data, optest.Options{})
 	idx := mcp.NewUserIndex(mcp.UserIndexOptions{})
 	cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), idx, mcp.Options{}))
 	for tool, args := range searchToolArgs() {
@@ -548,7 +549,7 @@ func searchToolArgs() map[string]map[string]any {
 func TestSearchTools_UpstreamFault(t *testing.T) {
 	t.Run("rejected key before the index opened", func(t *testing.T) {
 		data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
-		_, base := optest.Start(t, data, optest.Options{})
+		_, base := optesting.Start(t, data, optest.Options{})
 		client := testClient(t, base, "not-a-key")
 		_, err := sync.OpenUser(t.Context(), t.TempDir(), client, sync.UserOptions{})
 		if !errors.Is(err, openproject.ErrUnauthenticated) {
@@ -601,7 +602,7 @@ func TestSearchTools_UpstreamFault(t *testing.T) {
 		idx := mcp.NewUserIndex(mcp.UserIndexOptions{})
 		idx.SetOpenError(&sync.LockedError{Dir: "/data/op/5", Err: errors.New("timeout")})
 		data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
-		_, base := optest.Start(t, data, optest.Options{})
+		_, base := optesting.Start(t, data, optest.Options{})
 		cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), idx, mcp.Options{}))
 		if msg := callErr(t, cs, "openproject_search", map[string]any{"query": "x"}); !strings.Contains(msg, "another opsearch process") {
 			t.Errorf("locked: %q", msg)
@@ -696,7 +697,7 @@ func toolNames(t testing.TB, cs *sdk.ClientSession) []string {
 // read-only, and the whole tools/list answer stays within 24 KB.
 func TestToolsList_Contract(t *testing.T) {
 	data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
-	_, base := optest.Start(t, data, optest.Options{})
+	_, base := optesting.Start(t, data, optest.Options{})
 	srv := mcp.NewServer(testClient(t, base, optest.AliceKey), mcp.NewUserIndex(mcp.UserIndexOptions{}), mcp.Options{Logger: slog.New(slog.DiscardHandler)})
 	cs := connectInMemory(t, srv)
 	res, err := cs.ListTools(t.Context(), nil)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -47,7 +48,7 @@ func runCLI(t *testing.T, bin string, env []string, args ...string) (int, string
 func TestStdio_CommandsBesideServe(t *testing.T) {
 	bin := buildOpsearch(t)
 	data := opgen.Generate(searchGen)
-	fake, base := optest.Start(t, data, optest.Options{})
+	fake, base := optesting.Start(t, data, optest.Options{})
 	dataDir := t.TempDir()
 	env := opsearchEnv(base, dataDir)
 	p := startServe(t, bin, env, "serve")

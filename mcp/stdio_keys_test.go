@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
@@ -20,7 +21,7 @@ import (
 func TestStdio_KeyMustOwnTheIndex(t *testing.T) {
 	bin := buildOpsearch(t)
 	data := opgen.Generate(searchGen)
-	fake, base := optest.Start(t, data, optest.Options{})
+	fake, base := optesting.Start(t, data, optest.Options{})
 	dataDir := t.TempDir()
 	var alicePrivate int64
 	for _, p := range data.Projects {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -39,7 +40,7 @@ func BenchmarkEngineSearch(b *testing.B) {
 	}
 	ctx := context.Background()
 	d := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10000, Comments: 30000, WikiPages: 300, Meetings: 200})
-	_, url := optest.Start(b, d, optest.Options{})
+	_, url := optesting.Start(b, d, optest.Options{})
 	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: optest.AdminKey})
 	if err != nil {
 		b.Fatal(err)

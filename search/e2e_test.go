@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -28,7 +29,7 @@ type env struct {
 
 func newEnv(t *testing.T, d *optest.Dataset, key string) *env {
 	t.Helper()
-	srv, url := optest.Start(t, d, optest.Options{})
+	srv, url := optesting.Start(t, d, optest.Options{})
 	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: key})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -34,7 +35,7 @@ type e2e struct {
 
 func newE2E(t testing.TB, d *optest.Dataset, sopts optest.Options, wopts Options) *e2e {
 	t.Helper()
-	srv, base := optest.Start(t, d, sopts)
+	srv, base := optesting.Start(t, d, sopts)
 	return &e2e{srv: srv, base: base, data: t.TempDir(),
 		opts: UserOptions{LockTimeout: 200 * time.Millisecond, WorkerOptions: wopts}}
 }

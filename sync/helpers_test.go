@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -104,7 +105,7 @@ type env struct {
 
 func newEnv(t testing.TB, gen opgen.GenOptions, sopts optest.Options, opts Options) *env {
 	t.Helper()
-	srv, base := optest.Start(t, opgen.Generate(gen), sopts)
+	srv, base := optesting.Start(t, opgen.Generate(gen), sopts)
 	e := &env{srv: srv, base: base, st: openStore(t), idx: newMemIndex(), opts: opts}
 	e.w = New(newClient(t, base, optest.AliceKey, nil), e.st, e.idx, opts)
 	return e

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -258,7 +259,7 @@ func TestWikiProbingAcrossGaps(t *testing.T) {
 		want = append(want, id)
 	}
 	d.WikiPages = append(d.WikiPages, openproject.WikiPage{ID: 1450, Title: "Bob's", Project: openproject.Ref{ID: bobs}})
-	srv, base := optest.Start(t, d, optest.Options{})
+	srv, base := optesting.Start(t, d, optest.Options{})
 	st, idx := openStore(t), newMemIndex()
 	w := New(newClient(t, base, optest.AliceKey, nil), st, idx, Options{WikiMissRun: 25, WikiDeepMissRun: 25})
 	if _, err := w.Sync(t.Context()); err != nil {
@@ -282,7 +283,7 @@ func TestWikiProbingAcrossGaps(t *testing.T) {
 func TestCancellationConverges(t *testing.T) {
 	gen := opgen.GenOptions{Seed: 11, WorkPackages: 150, WikiPages: 20, Meetings: 10}
 	opts := Options{PageSize: 40, WikiDeepMissRun: 60}
-	srv, base := optest.Start(t, opgen.Generate(gen), optest.Options{})
+	srv, base := optesting.Start(t, opgen.Generate(gen), optest.Options{})
 
 	ref, refIdx := openStore(t), newMemIndex()
 	srv.ResetRequests()
@@ -339,7 +340,7 @@ func (f *failIndex) Index(ctx context.Context, docs ...indexer.Document) error {
 }
 
 func TestIndexFailureRecovered(t *testing.T) {
-	srv, base := optest.Start(t, opgen.Generate(smallGen), optest.Options{})
+	srv, base := optesting.Start(t, opgen.Generate(smallGen), optest.Options{})
 	_ = srv
 	st, mem := openStore(t), newMemIndex()
 	opts := Options{PageSize: 50}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opsearch/opsearch/eval"
 	"github.com/opsearch/opsearch/eval/querygen"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
@@ -20,7 +21,7 @@ import (
 // variants file, --json and --trec) and export offline.
 func TestCommands_EvalExport(t *testing.T) {
 	d := opgen.Generate(opgen.GenOptions{Seed: 23, WorkPackages: 150, Comments: 300, WikiPages: 10, Meetings: 8})
-	_, url := optest.Start(t, d, optest.Options{})
+	_, url := optesting.Start(t, d, optest.Options{})
 	dataDir, work := t.TempDir(), t.TempDir()
 	t.Setenv("OPENPROJECT_BASE_URL", url)
 	t.Setenv("OPENPROJECT_API_KEY", optest.AdminKey)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
@@ -15,7 +16,7 @@ import (
 // would, against the fake over HTTP, with real files in a temp dir.
 func TestCommands_SyncSearchStatus(t *testing.T) {
 	d := opgen.Generate(opgen.GenOptions{Seed: 21, WorkPackages: 120, Comments: 150, WikiPages: 10, Meetings: 6})
-	_, url := optest.Start(t, d, optest.Options{})
+	_, url := optesting.Start(t, d, optest.Options{})
 	dataDir := t.TempDir()
 	t.Setenv("OPENPROJECT_BASE_URL", url)
 	t.Setenv("OPENPROJECT_API_KEY", optest.AliceKey)
@@ -131,7 +132,7 @@ func TestCommands_Errors(t *testing.T) {
 // still prints its report with --json, the failure in it, and exits 1.
 func TestCommands_SyncJSONReportsFailure(t *testing.T) {
 	d := opgen.Generate(opgen.GenOptions{Seed: 21, WorkPackages: 30, WikiPages: 3, Meetings: 3})
-	fake, url := optest.Start(t, d, optest.Options{})
+	fake, url := optesting.Start(t, d, optest.Options{})
 	// Meetings fail for good; the other kinds do not.
 	fake.SetFaults(optest.Faults{PathPrefix: "/api/v3/meetings", FailNext: 1 << 30, FailStatus: 500})
 	t.Setenv("OPENPROJECT_BASE_URL", url)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
@@ -15,7 +16,7 @@ import (
 // of printing whatever the index lists first.
 func TestSearch_NothingToSearch(t *testing.T) {
 	d := opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 2})
-	_, url := optest.Start(t, d, optest.Options{})
+	_, url := optesting.Start(t, d, optest.Options{})
 	t.Setenv("OPENPROJECT_BASE_URL", url)
 	t.Setenv("OPENPROJECT_API_KEY", optest.AliceKey)
 	t.Setenv("OPSEARCH_DATA_DIR", t.TempDir())

@@ -64,9 +64,9 @@ type Options struct {
 	CoreVersion string
 }
 
-// Server is the fake OpenProject server. It is an http.Handler; use Start
-// to run it on a local port for a test. All methods are safe for
-// concurrent use.
+// Server is the fake OpenProject server. It is an http.Handler; Listen
+// runs it on a local port, internal/optesting.Start for a test. All
+// methods are safe for concurrent use.
 type Server struct {
 	opts Options
 	st   *store
@@ -146,7 +146,7 @@ func (s *Server) clock() time.Time {
 }
 
 // Close releases requests that are blocked by a hang fault or sleeping in
-// injected latency, so an httptest.Server wrapping s can shut down. The
+// injected latency, so an HTTP server wrapping s can shut down. The
 // server keeps answering requests after Close, without delays.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.done) })
