@@ -3,7 +3,7 @@ package opgen
 // Vocabulary and templates for the data generator. Everything here is
 // read-only after package initialisation.
 //
-// Templates are expanded by writer.expand (generate.go):
+// Templates are expanded by writer.expand (writer.go):
 //
 //	{slot}     a slot, replaced by a random value (see writer.slot)
 //	{a|b|c}    one of the alternatives, chosen uniformly; alternatives may
