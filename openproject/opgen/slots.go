@@ -5,7 +5,20 @@ import (
 	"time"
 )
 
+// slot writes the value of the template slot {name}, in one of the steps
+// below by the kind of value.
 func (w *writer) slot(name string) {
+	if w.wordSlot(name) || w.techSlot(name) || w.numberSlot(name) || w.refSlot(name) ||
+		w.timeSlot(name) || w.phraseSlot(name) || w.braceSlot(name) {
+		return
+	}
+	panic("opgen: unknown template slot {" + name + "}")
+}
+
+// wordSlot writes a word of the vocabulary: nouns, verbs, adjectives,
+// components, screens, roles and technologies, mostly of the project's
+// domain. Upper-case names capitalise the word.
+func (w *writer) wordSlot(name string) bool {
 	r := w.r
 	switch name {
 	case "n":
@@ -36,6 +49,17 @@ func (w *writer) slot(name string) {
 		w.writeCap(w.pick(w.dom().roles))
 	case "t", "T":
 		w.b.WriteString(w.pickSkewed(techs))
+	default:
+		return false
+	}
+	return true
+}
+
+// techSlot writes a technical fragment: an error code, host name,
+// version, identifier, source path or configuration key.
+func (w *writer) techSlot(name string) bool {
+	r := w.r
+	switch name {
 	case "e":
 		if r.IntN(4) == 0 {
 			w.b.WriteString("ERR_")
@@ -75,6 +99,17 @@ func (w *writer) slot(name string) {
 		w.b.WriteString(w.pick(w.p.dom.idents))
 		w.b.WriteByte('.')
 		w.b.WriteString(w.pick(snakeSuffixes))
+	default:
+		return false
+	}
+	return true
+}
+
+// numberSlot writes a number: a count, a large number, a duration, a
+// percentage or an amount of money.
+func (w *writer) numberSlot(name string) bool {
+	r := w.r
+	switch name {
 	case "num":
 		w.int(2 + r.IntN(98))
 	case "big":
@@ -94,12 +129,36 @@ func (w *writer) slot(name string) {
 		w.b.WriteByte('%')
 	case "cur":
 		w.money()
+	default:
+		return false
+	}
+	return true
+}
+
+// refSlot writes a reference to the data: a person of the project, a
+// mention, the project's name or an earlier work package.
+func (w *writer) refSlot(name string) bool {
+	switch name {
 	case "u":
 		w.b.WriteString(w.g.users[w.person()].Name)
 	case "uf":
 		w.b.WriteString(w.g.users[w.person()].FirstName)
 	case "@":
 		w.mention()
+	case "wp":
+		w.wpRef()
+	case "proj":
+		w.b.WriteString(w.p.name)
+	default:
+		return false
+	}
+	return true
+}
+
+// timeSlot writes a date or a part of one.
+func (w *writer) timeSlot(name string) bool {
+	r := w.r
+	switch name {
 	case "date":
 		w.b.WriteString(w.g.start.AddDate(0, 0, r.IntN(365)).Format(time.DateOnly))
 	case "q":
@@ -112,10 +171,19 @@ func (w *writer) slot(name string) {
 		w.int2(r.IntN(24))
 	case "mm":
 		w.int2(r.IntN(60))
+	default:
+		return false
+	}
+	return true
+}
+
+// phraseSlot writes a phrase from one of the lists of words.go: cities,
+// browsers, vendors, failures, root causes, ticket numbers and the like.
+func (w *writer) phraseSlot(name string) bool {
+	r := w.r
+	switch name {
 	case "city":
 		w.b.WriteString(w.pick(cities))
-	case "wp":
-		w.wpRef()
 	case "browser":
 		w.b.WriteString(w.pick(browsers))
 	case "os":
@@ -130,8 +198,6 @@ func (w *writer) slot(name string) {
 		w.b.WriteString(w.pick(adverbs))
 	case "env":
 		w.b.WriteString(w.pick(environments))
-	case "proj":
-		w.b.WriteString(w.p.name)
 	case "benefit":
 		w.b.WriteString(w.pick(benefits))
 	case "ct":
@@ -141,13 +207,23 @@ func (w *writer) slot(name string) {
 	case "vt":
 		w.b.WriteString(w.pick(vendorTicketPrefixes))
 		w.int(10000 + r.IntN(90000))
+	default:
+		return false
+	}
+	return true
+}
+
+// braceSlot writes a literal brace, which templates cannot hold as such.
+func (w *writer) braceSlot(name string) bool {
+	switch name {
 	case "lb":
 		w.b.WriteByte('{')
 	case "rb":
 		w.b.WriteByte('}')
 	default:
-		panic("opgen: unknown template slot {" + name + "}")
+		return false
 	}
+	return true
 }
 
 func (w *writer) person() int {
