@@ -86,8 +86,7 @@ type Server struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
-	routesOnce sync.Once
-	routeList  []route
+	mux *http.ServeMux // the endpoints (routes.go)
 }
 
 // NewServer returns a server for a deep copy of d: changes made through the
@@ -118,6 +117,7 @@ func NewServer(d *Dataset, opts Options) *Server {
 		done:     make(chan struct{}),
 	}
 	s.setFaultsLocked(opts.Faults)
+	s.mux = s.newMux()
 	return s
 }
 
