@@ -1,11 +1,3 @@
-// Package optest is a fake OpenProject server for tests, benchmarks and
-// demos. It serves a Dataset over the API v3 wire format (HAL+JSON) and
-// imitates the behaviours of the real server that a naive fake gets wrong:
-// 1-based page offsets, silently capped page sizes, the open-only default
-// work package filter, 404 instead of 403 for hidden resources, unpaginated
-// activity lists, comments that move updatedAt but not lockVersion, and the
-// differences between server generations (see Profile). It also injects
-// latency and faults on demand and counts requests.
 package optest
 
 import (
