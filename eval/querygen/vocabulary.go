@@ -1,7 +1,7 @@
 package querygen
 
 // Vocabulary of the generated queries that carry words their target lacks
-// (queries.go). Templates hold {t} for topic words of the target and {n}
+// (lackingkinds.go). Templates hold {t} for topic words of the target and {n}
 // for a person's name; every other word of a template is a framing word,
 // and a template is used for a target only if the target's text holds none
 // of its framing words (not even as a prefix, typo or variant).
