@@ -12,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/sync"
@@ -21,7 +23,7 @@ import (
 // syncedUser is alice's data in dataDir, synced from a fresh fake.
 func syncedUser(t *testing.T, dataDir string) *sync.User {
 	t.Helper()
-	_, base := optest.Start(t, optest.Generate(optest.GenOptions{Seed: 7, WorkPackages: 40, WikiPages: 5, Meetings: 4}), optest.Options{})
+	_, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 7, WorkPackages: 40, WikiPages: 5, Meetings: 4}), optest.Options{})
 	c, err := openproject.New(openproject.Config{BaseURL: base, APIKey: optest.AliceKey})
 	if err != nil {
 		t.Fatal(err)

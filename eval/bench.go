@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,8 +17,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/scorer"
 	"github.com/opsearch/opsearch/search"
@@ -145,7 +146,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 		dir = tmp
 	}
 
-	d := optest.Generate(optest.GenOptions{Seed: o.Seed, WorkPackages: o.WorkPackages})
+	d := opgen.Generate(opgen.GenOptions{Seed: o.Seed, WorkPackages: o.WorkPackages})
 	rep := &BenchReport{
 		WorkPackages: len(d.WorkPackages), LatencyMS: ms(o.Latency),
 		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version()),
@@ -155,19 +156,15 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 			rep.Comments++
 		}
 	}
-	srv := optest.NewServer(d, optest.Options{Latency: o.Latency})
-	defer srv.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	fake, err := optest.Listen("127.0.0.1:0", d, optest.Options{Latency: o.Latency})
 	if err != nil {
 		return nil, fmt.Errorf("bench: listen: %w", err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
+	defer fake.Close()
 
 	ct := &countingTransport{next: &http.Transport{MaxIdleConnsPerHost: 64}}
 	client, err := openproject.New(openproject.Config{
-		BaseURL: "http://" + ln.Addr().String(), APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: ct},
+		BaseURL: fake.URL, APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: ct},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
@@ -274,7 +271,7 @@ func benchSearch(m scorer.Metrics, lat []time.Duration, requests int64, n int) B
 // benchQueries draws n labelled queries that target work packages (the
 // only kind the reference's live search covers), round-robin over kinds.
 func benchQueries(d *optest.Dataset, seed int64, n int) []scorer.LabelledQuery {
-	all := optest.GenerateQueries(d, optest.QueryOptions{Seed: seed, PerKind: n})
+	all := querygen.Generate(d, querygen.Options{Seed: seed, PerKind: n})
 	byKind := map[string][]scorer.LabelledQuery{}
 	var kinds []string
 	for _, q := range all {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/scorer"
 	"github.com/opsearch/opsearch/store"
@@ -34,7 +35,7 @@ const (
 // one entity of each kind; want maps each word to its entity.
 func plantedData(t *testing.T) (*optest.Dataset, map[string]scorer.Target) {
 	t.Helper()
-	d := optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 80, Comments: 160, WikiPages: 6, Meetings: 6})
+	d := opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 80, Comments: 160, WikiPages: 6, Meetings: 6})
 	want := map[string]scorer.Target{}
 	wpIn := func(project int64, skip ...int64) int {
 		for i, wp := range d.WorkPackages {
@@ -45,7 +46,7 @@ func plantedData(t *testing.T) (*optest.Dataset, map[string]scorer.Target) {
 		t.Fatalf("no work package in project %d", project)
 		return 0
 	}
-	// Project 2 is alice's private project, 3 bob's (see optest.Generate).
+	// Project 2 is alice's private project, 3 bob's (see opgen.Generate).
 	a, b := wpIn(2), wpIn(3)
 	d.WorkPackages[a].Subject = "Grease the " + plantAlice + " before the audit"
 	d.WorkPackages[b].Subject = "Inspect the " + plantBob + " on pier four"

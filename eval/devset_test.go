@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 )
@@ -30,7 +31,7 @@ func devset(t *testing.T) (*optest.Dataset, string) {
 	if _, err := os.Stat(corpus); err != nil {
 		t.Skipf("dev set not available (%v): it lives in ../shared beside the checkout", err)
 	}
-	d, err := optest.LoadAny(corpus)
+	d, err := opgen.LoadAny(corpus)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestDevsetIsolation(t *testing.T) {
 		}
 		qs = append(qs, q)
 	}
-	st, idx := syncAs(t, d, optest.CorpusKeyPrefix+"thaddad")
+	st, idx := syncAs(t, d, opgen.CorpusKeyPrefix+"thaddad")
 	eng := search.New(st, idx, search.Options{})
 	privateQueries, leaks, results := 0, 0, 0
 	for _, q := range qs {

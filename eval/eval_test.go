@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
@@ -19,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 // goldenData is the fixed data set of the golden evaluation.
 func goldenData() *optest.Dataset {
-	return optest.Generate(optest.GenOptions{Seed: 42, WorkPackages: 2000, Comments: 6000, WikiPages: 100, Meetings: 60})
+	return opgen.Generate(opgen.GenOptions{Seed: 42, WorkPackages: 2000, Comments: 6000, WikiPages: 100, Meetings: 60})
 }
 
 // syncInto syncs d, as the admin, into a fresh store and index.
@@ -31,7 +34,7 @@ func syncInto(t *testing.T, d *optest.Dataset) (*store.Store, *indexer.Bleve) {
 // syncAs syncs d, as the user with key, into a fresh store and index.
 func syncAs(t *testing.T, d *optest.Dataset, key string) (*store.Store, *indexer.Bleve) {
 	t.Helper()
-	_, url := optest.Start(t, d, optest.Options{})
+	_, url := optesting.Start(t, d, optest.Options{})
 	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: key})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +93,7 @@ func TestGoldenMetrics(t *testing.T) {
 	}
 	d := goldenData()
 	st, idx := syncInto(t, d)
-	queries := optest.GenerateQueries(d, optest.QueryOptions{Seed: 42})
+	queries := querygen.Generate(d, querygen.Options{Seed: 42})
 	rep, err := Run(context.Background(), st, idx, queries, Options{Detail: true})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +112,7 @@ func TestGoldenMetrics(t *testing.T) {
 			t.Errorf("opsearch kind %s: recall@10 %.4f, want >= 0.85", k, m.Recall10)
 		}
 	}
-	if m := op.Kinds[optest.QueryNegative]; m.NegativeClean < 0.9 {
+	if m := op.Kinds[querygen.KindNegative]; m.NegativeClean < 0.9 {
 		t.Errorf("opsearch answered %.0f%% of negative queries with nothing, want >= 90%%", m.NegativeClean*100)
 	}
 }

@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/openproject"
-	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/openproject/opgen"
 )
 
 // benchDocs generates the benchmark corpus: n work packages with 3n
 // comments, 300 wiki pages, 200 meetings and the projects.
 func benchDocs(n int) []Document {
-	ds := optest.Generate(optest.GenOptions{Seed: 1, WorkPackages: n, Comments: 3 * n, WikiPages: 300, Meetings: 200})
+	ds := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: n, Comments: 3 * n, WikiPages: 300, Meetings: 200})
 	acts := make(map[int64][]openproject.Activity, len(ds.WorkPackages))
 	for _, a := range ds.Activities {
 		acts[a.WorkPackageID] = append(acts[a.WorkPackageID], a)

@@ -22,10 +22,10 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
+	bolt "go.etcd.io/bbolt"
 )
 
 // The crash test runs `opsearch sync` and SIGKILLs it at points chosen by
@@ -37,7 +37,7 @@ import (
 // with the fake's page size capped at 100 (crashPageSize), alice's work
 // packages arrive in 9 pages, each committed on its own, and the
 // first wiki probe walks 1000 ids past the highest page.
-var crashGen = optest.GenOptions{Seed: 31, Projects: 8, Users: 12, WorkPackages: 1500, Comments: 1500, WikiPages: 40, Meetings: 30}
+var crashGen = opgen.GenOptions{Seed: 31, Projects: 8, Users: 12, WorkPackages: 1500, Comments: 1500, WikiPages: 40, Meetings: 30}
 
 const (
 	crashPageSize = 100
@@ -132,7 +132,7 @@ func (k *killSwitch) served() (int, string) {
 // different crash points on top of the recovery from all of them.
 func TestCrash_KillDuringSyncs(t *testing.T) {
 	bin := buildOpsearch(t)
-	data := optest.Generate(crashGen)
+	data := opgen.Generate(crashGen)
 	if err := data.Validate(); err != nil {
 		t.Fatal(err)
 	}

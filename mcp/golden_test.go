@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -97,8 +99,8 @@ func checkGolden(t testing.TB, name string, got []byte) {
 // descriptions, schemas and annotations are the agent's interface.
 func TestGolden_ToolsList(t *testing.T) {
 	for _, ro := range []bool{false, true} {
-		data := optest.Generate(optest.GenOptions{Seed: 1, WorkPackages: 10})
-		_, base := optest.Start(t, data, optest.Options{})
+		data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
+		_, base := optesting.Start(t, data, optest.Options{})
 		cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), mcp.NewUserIndex(mcp.UserIndexOptions{}), mcp.Options{ReadOnly: ro}))
 		res, err := cs.ListTools(t.Context(), nil)
 		if err != nil {

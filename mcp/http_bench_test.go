@@ -13,7 +13,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -25,7 +25,7 @@ func BenchmarkHTTPSearch16(b *testing.B) {
 	if testing.Short() {
 		b.Skip("syncs 10k work packages")
 	}
-	gen := optest.GenOptions{Seed: 21, Projects: 12, Users: 20, WorkPackages: 10000, Comments: 10000, WikiPages: 60, Meetings: 40}
+	gen := opgen.GenOptions{Seed: 21, Projects: 12, Users: 20, WorkPackages: 10000, Comments: 10000, WikiPages: 60, Meetings: 40}
 	e := newHTTPEnv(b, httpEnvOpts{gen: &gen})
 	ctx := context.Background()
 	const clients = 16
@@ -84,7 +84,7 @@ func BenchmarkTenUsersMemory(b *testing.B) {
 		b.Skip("syncs ten users")
 	}
 	for range b.N {
-		gen := optest.GenOptions{Seed: 23, Projects: 12, Users: 20, WorkPackages: 2000, Comments: 4000, WikiPages: 60, Meetings: 40}
+		gen := opgen.GenOptions{Seed: 23, Projects: 12, Users: 20, WorkPackages: 2000, Comments: 4000, WikiPages: 60, Meetings: 40}
 		e := newHTTPEnv(b, httpEnvOpts{gen: &gen})
 		ctx := context.Background()
 		keys := []string{optest.AliceKey, optest.BobKey}

@@ -17,9 +17,10 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/sync"
 )
@@ -59,7 +60,7 @@ func BenchmarkHTTPLoad32(b *testing.B) {
 	if testing.Short() {
 		b.Skip("syncs 10k work packages, twice")
 	}
-	gen := optest.GenOptions{Seed: 21, Projects: 12, Users: 20, WorkPackages: 10000, Comments: 10000, WikiPages: 60, Meetings: 40}
+	gen := opgen.GenOptions{Seed: 21, Projects: 12, Users: 20, WorkPackages: 10000, Comments: 10000, WikiPages: 60, Meetings: 40}
 	e := newLoadEnv(b, gen)
 	ctx := context.Background()
 
@@ -277,10 +278,10 @@ type loadEnv struct {
 	syncs map[int64]chan error // per user id: the first sync's result
 }
 
-func newLoadEnv(b *testing.B, gen optest.GenOptions) *loadEnv {
+func newLoadEnv(b *testing.B, gen opgen.GenOptions) *loadEnv {
 	b.Helper()
-	data := optest.Generate(gen)
-	_, base := optest.Start(b, data, optest.Options{})
+	data := opgen.Generate(gen)
+	_, base := optesting.Start(b, data, optest.Options{})
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e := &loadEnv{data: data, syncs: map[int64]chan error{}}
 	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{

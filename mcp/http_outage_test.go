@@ -8,9 +8,10 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/sync"
 )
@@ -20,8 +21,8 @@ import (
 // hangs, long after the key check's cache expired, and every answer says
 // since when OpenProject is unreachable.
 func TestHTTPSearchDuringOutage(t *testing.T) {
-	data := optest.Generate(httpGen)
-	op, base := optest.Start(t, data, optest.Options{})
+	data := opgen.Generate(httpGen)
+	op, base := optesting.Start(t, data, optest.Options{})
 	up := &sync.UpstreamTracker{}
 	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: t.TempDir(),

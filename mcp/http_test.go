@@ -18,9 +18,10 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/sync"
 )
@@ -30,7 +31,7 @@ import (
 // and plain HTTP (the REST bridge), against the fake OpenProject.
 
 // httpGen is small, so a user's first sync takes well under a second.
-var httpGen = optest.GenOptions{Seed: 5, Projects: 6, Users: 12, WorkPackages: 150, Comments: 300, WikiPages: 10, Meetings: 8}
+var httpGen = opgen.GenOptions{Seed: 5, Projects: 6, Users: 12, WorkPackages: 150, Comments: 300, WikiPages: 10, Meetings: 8}
 
 type httpEnv struct {
 	t     testing.TB
@@ -49,7 +50,7 @@ type httpEnvOpts struct {
 	serverKey string
 	idle      time.Duration
 	latency   time.Duration
-	gen       *optest.GenOptions
+	gen       *opgen.GenOptions
 	dataDir   string
 	origins   []string
 	maxUsers  int
@@ -72,8 +73,8 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 	if o.gen != nil {
 		gen = *o.gen
 	}
-	data := optest.Generate(gen)
-	op, base := optest.Start(t, data, optest.Options{Latency: o.latency})
+	data := opgen.Generate(gen)
+	op, base := optesting.Start(t, data, optest.Options{Latency: o.latency})
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if o.dataDir == "" {
@@ -692,7 +693,7 @@ func TestHTTPIdleStopAndReturn(t *testing.T) {
 
 func TestHTTPShutdownMidSync(t *testing.T) {
 	dir := t.TempDir()
-	gen := optest.GenOptions{Seed: 9, Projects: 5, Users: 4, WorkPackages: 400, Comments: 400, WikiPages: 5, Meetings: 5}
+	gen := opgen.GenOptions{Seed: 9, Projects: 5, Users: 4, WorkPackages: 400, Comments: 400, WikiPages: 5, Meetings: 5}
 	e := newHTTPEnv(t, httpEnvOpts{latency: 5 * time.Millisecond, gen: &gen, dataDir: dir})
 	code, _ := e.rest("/api/tools/openproject_sync_status", map[string]string{"X-OpenProject-Api-Key": optest.AliceKey}, "{}")
 	if code != 200 {

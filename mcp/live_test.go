@@ -15,8 +15,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -104,7 +105,7 @@ var (
 // testDataset is a small generated instance, shared (the fake copies it).
 func testDataset() *optest.Dataset {
 	datasetOnce.Do(func() {
-		dataset = optest.Generate(optest.GenOptions{Seed: 7, Projects: 4, Users: 4, WorkPackages: 80, Comments: 240, WikiPages: 6, Meetings: 8})
+		dataset = opgen.Generate(opgen.GenOptions{Seed: 7, Projects: 4, Users: 4, WorkPackages: 80, Comments: 240, WikiPages: 6, Meetings: 8})
 	})
 	return dataset
 }
@@ -114,7 +115,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if o.key == "" {
 		o.key = optest.AdminKey
 	}
-	op, base := optest.Start(t, testDataset(), optest.Options{Profile: o.profile})
+	op, base := optesting.Start(t, testDataset(), optest.Options{Profile: o.profile})
 	client, err := openproject.New(openproject.Config{
 		BaseURL: base, APIKey: o.key, MaxRetryAfter: o.maxRetryAfter,
 		// Retries happen, but without waiting.

@@ -12,9 +12,10 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
@@ -27,7 +28,7 @@ import (
 
 // searchGen is small enough for a fast sync and big enough that every
 // kind has several items per project.
-var searchGen = optest.GenOptions{Seed: 11, WorkPackages: 300, Comments: 600, WikiPages: 30, Meetings: 15}
+var searchGen = opgen.GenOptions{Seed: 11, WorkPackages: 300, Comments: 600, WikiPages: 30, Meetings: 15}
 
 // searchEnv is one server over a synced user.
 type searchEnv struct {
@@ -44,8 +45,8 @@ type searchEnv struct {
 // over it.
 func newSearchEnv(t testing.TB, opts mcp.Options) *searchEnv {
 	t.Helper()
-	data := optest.Generate(searchGen)
-	fake, base := optest.Start(t, data, optest.Options{})
+	data := opgen.Generate(searchGen)
+	fake, base := optesting.Start(t, data, optest.Options{})
 	e := &searchEnv{fake: fake, data: data, base: base, client: testClient(t, base, optest.AliceKey)}
 	u, err := sync.OpenUser(t.Context(), t.TempDir(), e.client, sync.UserOptions{})
 	if err != nil {
@@ -510,8 +511,8 @@ func TestSearchTools_BadInput(t *testing.T) {
 // TestSearchTools_NotReady: before the index is open every search tool
 // says so in a structured answer instead of a bare empty list.
 func TestSearchTools_NotReady(t *testing.T) {
-	data := optest.Generate(optest.GenOptions{Seed: 1, WorkPackages: 10})
-	_, base := optest.Start(t, data, optest.Options{})
+	data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
+	_, base := optesting.Start(t, data, optest.Options{})
 	idx := mcp.NewUserIndex(mcp.UserIndexOptions{})
 	cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), idx, mcp.Options{}))
 	for tool, args := range searchToolArgs() {
@@ -547,8 +548,8 @@ func searchToolArgs() map[string]map[string]any {
 // the index is named too.
 func TestSearchTools_UpstreamFault(t *testing.T) {
 	t.Run("rejected key before the index opened", func(t *testing.T) {
-		data := optest.Generate(optest.GenOptions{Seed: 1, WorkPackages: 10})
-		_, base := optest.Start(t, data, optest.Options{})
+		data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
+		_, base := optesting.Start(t, data, optest.Options{})
 		client := testClient(t, base, "not-a-key")
 		_, err := sync.OpenUser(t.Context(), t.TempDir(), client, sync.UserOptions{})
 		if !errors.Is(err, openproject.ErrUnauthenticated) {
@@ -600,8 +601,8 @@ func TestSearchTools_UpstreamFault(t *testing.T) {
 	t.Run("index held by another process", func(t *testing.T) {
 		idx := mcp.NewUserIndex(mcp.UserIndexOptions{})
 		idx.SetOpenError(&sync.LockedError{Dir: "/data/op/5", Err: errors.New("timeout")})
-		data := optest.Generate(optest.GenOptions{Seed: 1, WorkPackages: 10})
-		_, base := optest.Start(t, data, optest.Options{})
+		data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
+		_, base := optesting.Start(t, data, optest.Options{})
 		cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), idx, mcp.Options{}))
 		if msg := callErr(t, cs, "openproject_search", map[string]any{"query": "x"}); !strings.Contains(msg, "another opsearch process") {
 			t.Errorf("locked: %q", msg)
@@ -695,8 +696,8 @@ func toolNames(t testing.TB, cs *sdk.ClientSession) []string {
 // description on every parameter, the search tools are marked local and
 // read-only, and the whole tools/list answer stays within 24 KB.
 func TestToolsList_Contract(t *testing.T) {
-	data := optest.Generate(optest.GenOptions{Seed: 1, WorkPackages: 10})
-	_, base := optest.Start(t, data, optest.Options{})
+	data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
+	_, base := optesting.Start(t, data, optest.Options{})
 	srv := mcp.NewServer(testClient(t, base, optest.AliceKey), mcp.NewUserIndex(mcp.UserIndexOptions{}), mcp.Options{Logger: slog.New(slog.DiscardHandler)})
 	cs := connectInMemory(t, srv)
 	res, err := cs.ListTools(t.Context(), nil)

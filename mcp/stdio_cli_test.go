@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -45,8 +47,8 @@ func runCLI(t *testing.T, bin string, env []string, args ...string) (int, string
 // which process holds them. The server keeps answering throughout.
 func TestStdio_CommandsBesideServe(t *testing.T) {
 	bin := buildOpsearch(t)
-	data := optest.Generate(searchGen)
-	fake, base := optest.Start(t, data, optest.Options{})
+	data := opgen.Generate(searchGen)
+	fake, base := optesting.Start(t, data, optest.Options{})
 	dataDir := t.TempDir()
 	env := opsearchEnv(base, dataDir)
 	p := startServe(t, bin, env, "serve")

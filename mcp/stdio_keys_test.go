@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -18,8 +20,8 @@ import (
 // still served offline, which shows the private items are there to leak.
 func TestStdio_KeyMustOwnTheIndex(t *testing.T) {
 	bin := buildOpsearch(t)
-	data := optest.Generate(searchGen)
-	fake, base := optest.Start(t, data, optest.Options{})
+	data := opgen.Generate(searchGen)
+	fake, base := optesting.Start(t, data, optest.Options{})
 	dataDir := t.TempDir()
 	var alicePrivate int64
 	for _, p := range data.Projects {

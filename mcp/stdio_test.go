@@ -20,7 +20,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
@@ -208,8 +209,8 @@ func waitIndexed(t testing.TB, cs *sdk.ClientSession, d time.Duration) {
 // index while OpenProject is down.
 func TestStdio_Serve(t *testing.T) {
 	bin := buildOpsearch(t)
-	data := optest.Generate(searchGen)
-	fake, base := optest.Start(t, data, optest.Options{})
+	data := opgen.Generate(searchGen)
+	fake, base := optesting.Start(t, data, optest.Options{})
 	dataDir := t.TempDir()
 	p := startServe(t, bin, opsearchEnv(base, dataDir), "serve")
 
@@ -291,7 +292,7 @@ func TestStdio_Serve(t *testing.T) {
 // `opsearch` without arguments serves.
 func TestStdio_ReadOnly(t *testing.T) {
 	bin := buildOpsearch(t)
-	_, base := optest.Start(t, optest.Generate(optest.GenOptions{Seed: 2, WorkPackages: 20}), optest.Options{})
+	_, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 2, WorkPackages: 20}), optest.Options{})
 	for _, v := range []string{"true", "1", "yes"} {
 		p := startServe(t, bin, opsearchEnv(base, t.TempDir(), "OPENPROJECT_READ_ONLY="+v))
 		names := toolNames(t, p.cs)
@@ -361,7 +362,7 @@ func TestStdio_ConfigErrors(t *testing.T) {
 // cleanly afterwards (offline, as opsearch search does).
 func TestStdio_SIGTERMDuringSync(t *testing.T) {
 	bin := buildOpsearch(t)
-	fake, base := optest.Start(t, optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 1500}), optest.Options{Latency: 5 * time.Millisecond})
+	fake, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 1500}), optest.Options{Latency: 5 * time.Millisecond})
 	dataDir := t.TempDir()
 	p := startServe(t, bin, opsearchEnv(base, dataDir), "serve")
 
@@ -410,8 +411,8 @@ func TestStdio_SIGTERMDuringSync(t *testing.T) {
 //	go test ./mcp/ -run '^$' -bench StdioSearch10k -benchtime 300x
 func BenchmarkStdioSearch10k(b *testing.B) {
 	bin := buildOpsearch(b)
-	data := optest.Generate(optest.GenOptions{Seed: 42, WorkPackages: 10000})
-	_, base := optest.Start(b, data, optest.Options{})
+	data := opgen.Generate(opgen.GenOptions{Seed: 42, WorkPackages: 10000})
+	_, base := optesting.Start(b, data, optest.Options{})
 	dataDir := b.TempDir()
 	u, err := sync.OpenUser(b.Context(), dataDir, testClient(b, base, optest.AdminKey), sync.UserOptions{})
 	if err != nil {

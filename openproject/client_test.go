@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -45,8 +47,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts optest.Options) *fixture {
 	t.Helper()
-	d := optest.Generate(optest.GenOptions{Seed: 7, WorkPackages: 180, Comments: 300, WikiPages: 20, Meetings: 8})
-	srv, url := optest.Start(t, d, opts)
+	d := opgen.Generate(opgen.GenOptions{Seed: 7, WorkPackages: 180, Comments: 300, WikiPages: 20, Meetings: 8})
+	srv, url := optesting.Start(t, d, opts)
 	return &fixture{srv: srv, url: url, data: d, sleeps: &sleeps{}}
 }
 

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -37,8 +39,8 @@ func BenchmarkEngineSearch(b *testing.B) {
 		b.Skip("builds a 10,000 work package index")
 	}
 	ctx := context.Background()
-	d := optest.Generate(optest.GenOptions{Seed: 1, WorkPackages: 10000, Comments: 30000, WikiPages: 300, Meetings: 200})
-	_, url := optest.Start(b, d, optest.Options{})
+	d := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10000, Comments: 30000, WikiPages: 300, Meetings: 200})
+	_, url := optesting.Start(b, d, optest.Options{})
 	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: optest.AdminKey})
 	if err != nil {
 		b.Fatal(err)

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -27,7 +29,7 @@ type env struct {
 
 func newEnv(t *testing.T, d *optest.Dataset, key string) *env {
 	t.Helper()
-	srv, url := optest.Start(t, d, optest.Options{})
+	srv, url := optesting.Start(t, d, optest.Options{})
 	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: key})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +65,7 @@ func (e *env) search(t *testing.T, q search.Query) search.Response {
 // title, body, people) into the fake as meetings: title as the meeting
 // title, body as the notes of its one agenda item, people as participants.
 func referenceCorpus() *optest.Dataset {
-	d := optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 20, Comments: 20, WikiPages: 3, Meetings: -1})
+	d := opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 20, Comments: 20, WikiPages: 3, Meetings: -1})
 	people := map[string]int64{"Anna Müller": 901, "Ben Carter": 902, "Chen Wu": 903, "Dana Ortiz": 904}
 	for name, id := range people {
 		d.Users = append(d.Users, optest.User{User: openproject.User{ID: id, Name: name, Login: "u" + name[:3], Status: "active"}, APIKey: "key-" + name})
@@ -175,7 +177,7 @@ func TestE2E_ReferenceRecall(t *testing.T) {
 // one of its comments, on a work package far outside the 25 most recently
 // updated ones the reference server would enrich.
 func TestE2E_DeepComment(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 9, WorkPackages: 400, Comments: 800})
+	d := opgen.Generate(opgen.GenOptions{Seed: 9, WorkPackages: 400, Comments: 800})
 	byRecency := slices.Clone(d.WorkPackages)
 	slices.SortFunc(byRecency, func(a, b openproject.WorkPackage) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
 	old := byRecency[300] // rank 301 by recency
@@ -205,7 +207,7 @@ func TestE2E_DeepComment(t *testing.T) {
 }
 
 func TestE2E_Isolation(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 3, WorkPackages: 150, Comments: 200})
+	d := opgen.Generate(opgen.GenOptions{Seed: 3, WorkPackages: 150, Comments: 200})
 	alice := newEnv(t, d, optest.AliceKey)
 	bob := newEnv(t, d, optest.BobKey)
 	// The generator writes bob's private project's codename into each of
@@ -228,7 +230,7 @@ func TestE2E_Isolation(t *testing.T) {
 }
 
 func TestE2E_FreshnessAndValidation(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 4, WorkPackages: 60, Comments: 60})
+	d := opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 60, Comments: 60})
 	e := newEnv(t, d, optest.AdminKey)
 	resp := e.search(t, search.Query{Text: "zzzznotaword"})
 	if len(resp.Results) != 0 || !resp.Index.Complete || resp.Index.Kinds["work_packages"].LastSync == nil {

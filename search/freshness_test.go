@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -40,7 +42,7 @@ func TestFreshness_FailedSyncKeepsCompleteness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, url := optest.Start(t, optest.Generate(optest.GenOptions{Seed: 4, WorkPackages: 60, WikiPages: 10, Meetings: 5}), optest.Options{})
+			srv, url := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 60, WikiPages: 10, Meetings: 5}), optest.Options{})
 			// Backoff between retries does not sleep: no time passes in
 			// this test.
 			c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: optest.AliceKey,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 )
@@ -17,7 +18,7 @@ import (
 // (a filter-only listing) and queries with a word among the symbols
 // still search.
 func TestE2E_NothingToSearch(t *testing.T) {
-	e := newEnv(t, optest.Generate(optest.GenOptions{Seed: 3, WorkPackages: 40, Comments: 40, WikiPages: 5, Meetings: 3}), optest.AdminKey)
+	e := newEnv(t, opgen.Generate(opgen.GenOptions{Seed: 3, WorkPackages: 40, Comments: 40, WikiPages: 5, Meetings: 3}), optest.AdminKey)
 	for _, q := range []string{":", "#", " # ", "::", "#-*", "?!", "…", "🎉", "\"\""} {
 		for _, exact := range []bool{false, true} {
 			resp, err := e.engine.Search(context.Background(), search.Query{Text: q, Exact: exact})

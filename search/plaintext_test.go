@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/eval/querygen"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 )
@@ -17,7 +19,7 @@ var markup = regexp.MustCompile(`</?(mention|p|br|div|span|a|strong|em|table|tr|
 // HTML markup (the generator writes mentions the way OpenProject stores
 // them), and a mentioned person is found by name.
 func TestSnippetsArePlainText(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 4, WorkPackages: 300, WikiPages: 20, Meetings: 10})
+	d := opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 300, WikiPages: 20, Meetings: 10})
 	raw := 0
 	for _, wp := range d.WorkPackages {
 		if strings.Contains(wp.Description, "<mention") {
@@ -34,7 +36,7 @@ func TestSnippetsArePlainText(t *testing.T) {
 	}
 	e := newEnv(t, d, optest.AdminKey)
 	queries := []string{"mention", "class", "data", "user", "the", "ask", "review", "deploy", "meeting"}
-	for _, q := range optest.GenerateQueries(d, optest.QueryOptions{Seed: 4, PerKind: 5}) {
+	for _, q := range querygen.Generate(d, querygen.Options{Seed: 4, PerKind: 5}) {
 		queries = append(queries, q.Query)
 	}
 	for _, u := range d.Users {

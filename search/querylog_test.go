@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -17,8 +19,8 @@ import (
 )
 
 func TestQueryLog(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 2, WorkPackages: 40, WikiPages: 3, Meetings: 3})
-	_, url := optest.Start(t, d, optest.Options{})
+	d := opgen.Generate(opgen.GenOptions{Seed: 2, WorkPackages: 40, WikiPages: 3, Meetings: 3})
+	_, url := optesting.Start(t, d, optest.Options{})
 	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: optest.AdminKey})
 	if err != nil {
 		t.Fatal(err)

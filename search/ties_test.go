@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/sync"
@@ -31,7 +32,7 @@ func (c *collector) Rebuild(ctx context.Context, fill func(add func(docs ...inde
 // query with the same results in the same order, page after page; and
 // items the ranking cannot tell apart come by kind, then id.
 func TestE2E_TiesIndependentOfInsertionOrder(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 8, WorkPackages: 120, Comments: 200, WikiPages: 12, Meetings: 8})
+	d := opgen.Generate(opgen.GenOptions{Seed: 8, WorkPackages: 120, Comments: 200, WikiPages: 12, Meetings: 8})
 	e := newEnv(t, d, optest.AdminKey)
 	ctx := context.Background()
 	var c collector
@@ -118,7 +119,7 @@ func order(r search.Response) []string {
 // whatever the index's own order of ids ("work_package:1000" sorts before
 // "work_package:95" as text).
 func TestE2E_TiesByKindThenID(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 9, WorkPackages: 60, Comments: 60, WikiPages: 5, Meetings: 3})
+	d := opgen.Generate(opgen.GenOptions{Seed: 9, WorkPackages: 60, Comments: 60, WikiPages: 5, Meetings: 3})
 	tmpl := d.WorkPackages[0]
 	when := tmpl.UpdatedAt
 	var want []int64

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 )
@@ -33,7 +35,7 @@ type e2e struct {
 
 func newE2E(t testing.TB, d *optest.Dataset, sopts optest.Options, wopts Options) *e2e {
 	t.Helper()
-	srv, base := optest.Start(t, d, sopts)
+	srv, base := optesting.Start(t, d, sopts)
 	return &e2e{srv: srv, base: base, data: t.TempDir(),
 		opts: UserOptions{LockTimeout: 200 * time.Millisecond, WorkerOptions: wopts}}
 }
@@ -134,7 +136,7 @@ func checkVisibleE2E(t testing.TB, e *e2e, u *User) {
 }
 
 func TestE2EFullAndUnchangedSync(t *testing.T) {
-	e := newE2E(t, optest.Generate(smallGen), optest.Options{}, Options{})
+	e := newE2E(t, opgen.Generate(smallGen), optest.Options{}, Options{})
 	u := e.open(t, nil)
 	if u.Identity.UserID == 0 || u.Identity.BaseURL != e.base {
 		t.Errorf("identity %+v", u.Identity)
@@ -248,7 +250,7 @@ func changeScenario(t testing.TB, e *e2e, u *User) (got, limit int) {
 }
 
 func TestE2EChangesSearchable(t *testing.T) {
-	e := newE2E(t, optest.Generate(smallGen), optest.Options{}, Options{PageSize: 50})
+	e := newE2E(t, opgen.Generate(smallGen), optest.Options{}, Options{PageSize: 50})
 	u := e.open(t, nil)
 	syncUser(t, u)
 	syncUser(t, u) // the recheck position moves off zero
@@ -257,9 +259,9 @@ func TestE2EChangesSearchable(t *testing.T) {
 }
 
 func TestE2ECancellationConverges(t *testing.T) {
-	gen := optest.GenOptions{Seed: 11, WorkPackages: 150, WikiPages: 20, Meetings: 10}
+	gen := opgen.GenOptions{Seed: 11, WorkPackages: 150, WikiPages: 20, Meetings: 10}
 	wopts := Options{PageSize: 40, WikiDeepMissRun: 60}
-	ref := newE2E(t, optest.Generate(gen), optest.Options{}, wopts)
+	ref := newE2E(t, opgen.Generate(gen), optest.Options{}, wopts)
 	ru := ref.open(t, nil)
 	ref.srv.ResetRequests()
 	syncUser(t, ru)
@@ -330,7 +332,7 @@ func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
 }
 
 func TestE2ERebuildFromStore(t *testing.T) {
-	e := newE2E(t, optest.Generate(smallGen), optest.Options{}, Options{})
+	e := newE2E(t, opgen.Generate(smallGen), optest.Options{}, Options{})
 	u := e.open(t, nil)
 	syncUser(t, u)
 	want := checkIndexEqualsStore(t, u)
@@ -432,7 +434,7 @@ func TestE2ERebuildFromStore(t *testing.T) {
 }
 
 func TestE2EOpenErrors(t *testing.T) {
-	e := newE2E(t, optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 10, WikiPages: 2, Meetings: 2}), optest.Options{}, Options{})
+	e := newE2E(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 10, WikiPages: 2, Meetings: 2}), optest.Options{}, Options{})
 	u := e.open(t, nil)
 
 	// A second opener fails fast and says why, and which process holds
@@ -499,7 +501,7 @@ func TestE2EOpenErrors(t *testing.T) {
 }
 
 func TestE2ELegacyProfile(t *testing.T) {
-	e := newE2E(t, optest.Generate(smallGen), optest.Options{Profile: optest.ProfileLegacy}, Options{})
+	e := newE2E(t, opgen.Generate(smallGen), optest.Options{Profile: optest.ProfileLegacy}, Options{})
 	u := e.open(t, nil)
 	rep := syncUser(t, u)
 	if !rep.Kinds[store.KindMeeting].Unsupported {
@@ -534,8 +536,8 @@ func TestE2ELarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large data set")
 	}
-	gen := optest.GenOptions{Seed: 42, WorkPackages: 10000, Comments: 30000, WikiPages: 300, Meetings: 200}
-	e := newE2E(t, optest.Generate(gen), optest.Options{}, Options{})
+	gen := opgen.GenOptions{Seed: 42, WorkPackages: 10000, Comments: 30000, WikiPages: 300, Meetings: 200}
+	e := newE2E(t, opgen.Generate(gen), optest.Options{}, Options{})
 	u := e.open(t, nil)
 	start := time.Now()
 	rep := syncUser(t, u)
@@ -576,7 +578,7 @@ func TestE2ELarge(t *testing.T) {
 // with what is wrong and what will fix it; OpenUser sets it aside, starts
 // an empty store, and the next sync crawls everything again.
 func TestE2EDamagedStore(t *testing.T) {
-	e := newE2E(t, optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 400, Comments: 200, WikiPages: 4, Meetings: 3}), optest.Options{}, Options{})
+	e := newE2E(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 400, Comments: 200, WikiPages: 4, Meetings: 3}), optest.Options{}, Options{})
 	u, err := OpenUser(t.Context(), e.data, newClient(t, e.base, optest.AliceKey, nil), e.opts)
 	if err != nil {
 		t.Fatal(err)

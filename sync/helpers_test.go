@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 )
@@ -101,9 +103,9 @@ type env struct {
 	opts Options
 }
 
-func newEnv(t testing.TB, gen optest.GenOptions, sopts optest.Options, opts Options) *env {
+func newEnv(t testing.TB, gen opgen.GenOptions, sopts optest.Options, opts Options) *env {
 	t.Helper()
-	srv, base := optest.Start(t, optest.Generate(gen), sopts)
+	srv, base := optesting.Start(t, opgen.Generate(gen), sopts)
 	e := &env{srv: srv, base: base, st: openStore(t), idx: newMemIndex(), opts: opts}
 	e.w = New(newClient(t, base, optest.AliceKey, nil), e.st, e.idx, opts)
 	return e

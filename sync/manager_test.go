@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 )
@@ -32,8 +34,8 @@ func (a *testAttachment) Close() error { return a.u.Close() }
 
 func newTestManager(t *testing.T, o ManagerOptions[*testAttachment]) (*Manager[*testAttachment], *optest.Server) {
 	t.Helper()
-	data := optest.Generate(optest.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
-	op, base := optest.Start(t, data, optest.Options{})
+	data := opgen.Generate(opgen.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
+	op, base := optesting.Start(t, data, optest.Options{})
 	o.DataDir = t.TempDir()
 	o.NewClient = func(key string) (UserAPI, error) {
 		return openproject.New(openproject.Config{BaseURL: base, APIKey: key, MaxAttempts: 1})
@@ -220,8 +222,8 @@ func TestManagerSyncLimit(t *testing.T) {
 // stops its user from the sync's own callback, in the background; Close
 // must not return before that stop has closed the user's files.
 func TestManagerCloseWaitsForRevokedStop(t *testing.T) {
-	data := optest.Generate(optest.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
-	op, base := optest.Start(t, data, optest.Options{})
+	data := opgen.Generate(opgen.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 3})
+	op, base := optesting.Start(t, data, optest.Options{})
 	// /users/me answers; the sync's first listing says the key is revoked.
 	op.SetFaults(optest.Faults{PathPrefix: "/api/v3/projects", FailNext: 1 << 30, FailStatus: 401})
 	var att *testAttachment

@@ -12,6 +12,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 )
@@ -28,7 +29,7 @@ const forever = 1 << 30
 // requests instead of a thousand (reliabilityOpts), which keeps these
 // tests quick under -race.
 func reliabilityData() *optest.Dataset {
-	d := optest.Generate(smallGen)
+	d := opgen.Generate(smallGen)
 	d.WikiPages = slices.DeleteFunc(d.WikiPages, func(p openproject.WikiPage) bool { return p.ID > 900 })
 	return d
 }
@@ -216,7 +217,7 @@ func TestSync_FirstCrawlUnderServerErrors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("5,000 work packages, synced three times over")
 	}
-	gen := optest.GenOptions{Seed: 21, WorkPackages: 5000, WikiPages: 60, Meetings: 40}
+	gen := opgen.GenOptions{Seed: 21, WorkPackages: 5000, WikiPages: 60, Meetings: 40}
 	// Each run is checked against the fake's visible data, and the two
 	// runs' stores against each other (a clean reference sync would cost
 	// a third crawl of 5,000 work packages).
@@ -231,7 +232,7 @@ func TestSync_FirstCrawlUnderServerErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newE2E(t, optest.Generate(gen), optest.Options{}, Options{})
+			e := newE2E(t, opgen.Generate(gen), optest.Options{}, Options{})
 			u := e.open(t, nil)
 			e.srv.SetFaults(tt.faults)
 			done := func() bool {

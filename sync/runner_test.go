@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -36,7 +38,7 @@ func (g *gateAPI) ListProjects(ctx context.Context, o openproject.ListOptions) (
 // Start and after Stop it says the scheduler is not running; a caller
 // that leaves stops waiting.
 func TestSchedulerSyncNow(t *testing.T) {
-	_, base := optest.Start(t, optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 20, WikiPages: 3, Meetings: 2}), optest.Options{})
+	_, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 20, WikiPages: 3, Meetings: 2}), optest.Options{})
 	g := &gateAPI{API: newClient(t, base, optest.AliceKey, nil), entered: make(chan time.Time, 4), release: make(chan struct{})}
 	w := New(g, openStore(t), newMemIndex(), Options{})
 	var mu gosync.Mutex
@@ -143,7 +145,7 @@ var _ Publisher = (*fakePublisher)(nil)
 // on shutdown withdraws the user, undoes the hook and closes the files,
 // in that order.
 func TestRunner(t *testing.T) {
-	_, base := optest.Start(t, optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 20, WikiPages: 3, Meetings: 2}), optest.Options{})
+	_, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 20, WikiPages: 3, Meetings: 2}), optest.Options{})
 	data := t.TempDir()
 	pub := &fakePublisher{syncs: make(chan error, 8)}
 	var syncNow func(context.Context) (Report, error)
@@ -209,7 +211,7 @@ func TestRunner(t *testing.T) {
 // the user (commands beside the server may search it) but its sync-now
 // says the process is not syncing yet, and why.
 func TestRunnerUnverifiedKey(t *testing.T) {
-	srv, base := optest.Start(t, optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 10, WikiPages: 2, Meetings: 2}), optest.Options{})
+	srv, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 10, WikiPages: 2, Meetings: 2}), optest.Options{})
 	data := t.TempDir()
 	// alice's index, synced by a process that did not remember her key.
 	u, err := OpenUser(t.Context(), data, newClient(t, base, optest.AliceKey, nil), UserOptions{})

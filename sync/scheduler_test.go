@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/robfig/cron/v3"
 )
 
 // hookAPI wraps the real client: ListProjects (the first call of every
@@ -87,7 +88,7 @@ func TestScheduler(t *testing.T) {
 		}
 	}()
 
-	_, base := optest.Start(t, optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 60, WikiPages: 10, Meetings: 5}), optest.Options{})
+	_, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 60, WikiPages: 10, Meetings: 5}), optest.Options{})
 	h := &hookAPI{API: newClient(t, base, optest.AliceKey, nil), delay: 50 * time.Millisecond}
 	h.panics.Store(1)
 	var logs bytes.Buffer
@@ -160,7 +161,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 }
 
 func TestStopCancelsSync(t *testing.T) {
-	srv, base := optest.Start(t, optest.Generate(optest.GenOptions{Seed: 5, WorkPackages: 60, WikiPages: 10, Meetings: 5}), optest.Options{})
+	srv, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 60, WikiPages: 10, Meetings: 5}), optest.Options{})
 	srv.SetFaults(optest.Faults{PathPrefix: "/api/v3/work_packages", HangNext: 1})
 	w := New(newClient(t, base, optest.AliceKey, nil), openStore(t), newMemIndex(), Options{})
 	done := &syncedLog{ch: make(chan error, 10)}

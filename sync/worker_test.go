@@ -9,12 +9,14 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
 )
 
-var smallGen = optest.GenOptions{Seed: 7, WorkPackages: 150, WikiPages: 40, Meetings: 20}
+var smallGen = opgen.GenOptions{Seed: 7, WorkPackages: 150, WikiPages: 40, Meetings: 20}
 
 func checkVisible(t *testing.T, e *env) {
 	t.Helper()
@@ -240,7 +242,7 @@ func TestLegacyProfile(t *testing.T) {
 func TestWikiProbingAcrossGaps(t *testing.T) {
 	// Sparse ids by hand: gaps of 20 < WikiMissRun between pages up to
 	// 1460, and a page hidden from alice in between.
-	d := optest.Generate(optest.GenOptions{Seed: 3, WorkPackages: 5, WikiPages: 1, Meetings: 1})
+	d := opgen.Generate(opgen.GenOptions{Seed: 3, WorkPackages: 5, WikiPages: 1, Meetings: 1})
 	var shared, bobs int64
 	for _, p := range d.Projects {
 		switch p.Identifier {
@@ -257,7 +259,7 @@ func TestWikiProbingAcrossGaps(t *testing.T) {
 		want = append(want, id)
 	}
 	d.WikiPages = append(d.WikiPages, openproject.WikiPage{ID: 1450, Title: "Bob's", Project: openproject.Ref{ID: bobs}})
-	srv, base := optest.Start(t, d, optest.Options{})
+	srv, base := optesting.Start(t, d, optest.Options{})
 	st, idx := openStore(t), newMemIndex()
 	w := New(newClient(t, base, optest.AliceKey, nil), st, idx, Options{WikiMissRun: 25, WikiDeepMissRun: 25})
 	if _, err := w.Sync(t.Context()); err != nil {
@@ -279,9 +281,9 @@ func TestWikiProbingAcrossGaps(t *testing.T) {
 }
 
 func TestCancellationConverges(t *testing.T) {
-	gen := optest.GenOptions{Seed: 11, WorkPackages: 150, WikiPages: 20, Meetings: 10}
+	gen := opgen.GenOptions{Seed: 11, WorkPackages: 150, WikiPages: 20, Meetings: 10}
 	opts := Options{PageSize: 40, WikiDeepMissRun: 60}
-	srv, base := optest.Start(t, optest.Generate(gen), optest.Options{})
+	srv, base := optesting.Start(t, opgen.Generate(gen), optest.Options{})
 
 	ref, refIdx := openStore(t), newMemIndex()
 	srv.ResetRequests()
@@ -338,7 +340,7 @@ func (f *failIndex) Index(ctx context.Context, docs ...indexer.Document) error {
 }
 
 func TestIndexFailureRecovered(t *testing.T) {
-	srv, base := optest.Start(t, optest.Generate(smallGen), optest.Options{})
+	srv, base := optesting.Start(t, opgen.Generate(smallGen), optest.Options{})
 	_ = srv
 	st, mem := openStore(t), newMemIndex()
 	opts := Options{PageSize: 50}
@@ -386,7 +388,7 @@ func TestLargeAcceptance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large data set")
 	}
-	gen := optest.GenOptions{Seed: 42, WorkPackages: 10000, Comments: 30000, WikiPages: 300, Meetings: 200}
+	gen := opgen.GenOptions{Seed: 42, WorkPackages: 10000, Comments: 30000, WikiPages: 300, Meetings: 200}
 	e := newEnv(t, gen, optest.Options{}, Options{})
 	rep := e.sync(t)
 	t.Logf("first sync: %d requests in %v", rep.Requests, rep.Duration)

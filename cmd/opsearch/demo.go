@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -55,29 +54,25 @@ func runDemo(ctx context.Context, e env, args []string) error {
 
 	// The fake OpenProject on a free loopback port.
 	start := time.Now()
-	data := optest.Generate(optest.GenOptions{
+	data := opgen.Generate(opgen.GenOptions{
 		Seed:         *seed,
 		WorkPackages: *wps,
-		WikiPages:    max(optest.DefaultWikiPages, *wps/30),
-		Meetings:     max(optest.DefaultMeetings, *wps/40),
+		WikiPages:    max(opgen.DefaultWikiPages, *wps/30),
+		Meetings:     max(opgen.DefaultMeetings, *wps/40),
 	})
 	fmt.Fprintf(e.stderr, "generated %d work packages, %d comments and changes, %d wiki pages, %d meetings in %s\n",
 		len(data.WorkPackages), len(data.Activities), len(data.WikiPages), len(data.Meetings), time.Since(start).Round(time.Millisecond))
-	fake := optest.NewServer(data, optest.Options{})
-	defer fake.Close()
-	opLn, err := net.Listen("tcp", "127.0.0.1:0")
+	fake, err := optest.Listen("127.0.0.1:0", data, optest.Options{})
 	if err != nil {
 		return fmt.Errorf("listen for the fake OpenProject: %w", err)
 	}
-	opSrv := &http.Server{Handler: fake, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = opSrv.Serve(opLn) }()
 	defer func() {
-		fake.Close() // release hanging requests so Shutdown can drain
+		// Shutdown releases hanging requests first, so it can drain.
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = opSrv.Shutdown(sctx)
+		_ = fake.Shutdown(sctx)
 	}()
-	baseURL := "http://" + opLn.Addr().String()
+	baseURL := fake.URL
 	fmt.Fprintf(e.stderr, "fake OpenProject at %s\n", baseURL)
 
 	// Sync the admin's view, with progress.

@@ -11,14 +11,17 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/eval"
+	"github.com/opsearch/opsearch/eval/querygen"
+	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
 // TestCommands_EvalExport syncs the admin's data, then runs eval (with a
 // variants file, --json and --trec) and export offline.
 func TestCommands_EvalExport(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 23, WorkPackages: 150, Comments: 300, WikiPages: 10, Meetings: 8})
-	_, url := optest.Start(t, d, optest.Options{})
+	d := opgen.Generate(opgen.GenOptions{Seed: 23, WorkPackages: 150, Comments: 300, WikiPages: 10, Meetings: 8})
+	_, url := optesting.Start(t, d, optest.Options{})
 	dataDir, work := t.TempDir(), t.TempDir()
 	t.Setenv("OPENPROJECT_BASE_URL", url)
 	t.Setenv("OPENPROJECT_API_KEY", optest.AdminKey)
@@ -36,7 +39,7 @@ func TestCommands_EvalExport(t *testing.T) {
 	t.Setenv("OPENPROJECT_API_KEY", "")
 
 	queries := filepath.Join(work, "queries.jsonl")
-	if err := writeQueryFile(queries, optest.GenerateQueries(d, optest.QueryOptions{Seed: 1, PerKind: 5})); err != nil {
+	if err := writeQueryFile(queries, querygen.Generate(d, querygen.Options{Seed: 1, PerKind: 5})); err != nil {
 		t.Fatal(err)
 	}
 	variants := filepath.Join(work, "variants.json")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/eval"
+	"github.com/opsearch/opsearch/eval/querygen"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/scorer"
 )
@@ -22,14 +23,14 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("fakeop", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address (host:port; port 0 picks a free one)")
-	var gen optest.GenOptions
+	var gen opgen.GenOptions
 	fs.Int64Var(&gen.Seed, "seed", 1, "generator seed; the same seed gives the same data")
-	fs.IntVar(&gen.Projects, "projects", optest.DefaultProjects, "number of projects")
-	fs.IntVar(&gen.Users, "users", optest.DefaultUsers, "number of users besides admin, alice and bob")
-	fs.IntVar(&gen.WorkPackages, "work-packages", optest.DefaultWorkPackages, "number of work packages")
+	fs.IntVar(&gen.Projects, "projects", opgen.DefaultProjects, "number of projects")
+	fs.IntVar(&gen.Users, "users", opgen.DefaultUsers, "number of users besides admin, alice and bob")
+	fs.IntVar(&gen.WorkPackages, "work-packages", opgen.DefaultWorkPackages, "number of work packages")
 	fs.IntVar(&gen.Comments, "comments", 0, "number of comments (default 3 per work package)")
-	fs.IntVar(&gen.WikiPages, "wiki-pages", optest.DefaultWikiPages, "number of wiki pages")
-	fs.IntVar(&gen.Meetings, "meetings", optest.DefaultMeetings, "number of meetings")
+	fs.IntVar(&gen.WikiPages, "wiki-pages", opgen.DefaultWikiPages, "number of wiki pages")
+	fs.IntVar(&gen.Meetings, "meetings", opgen.DefaultMeetings, "number of meetings")
 	profile := fs.String("profile", string(optest.ProfileCurrent), "API version profile: current (meetings list, wiki text) or legacy (neither)")
 	dataFile := fs.String("data", "", "load the data set from this JSON file (a saved data set, or a neutral corpus such as ../shared/devset/corpus.json) instead of generating one")
 	saveFile := fs.String("save", "", "write the data set to this JSON file and continue serving")
@@ -39,7 +40,7 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	errorStatuses := fs.String("error-statuses", "500,502,503", "the statuses --error-rate answers with, comma-separated (e.g. 500 for a server whose failures are all exceptions)")
 	notFoundRate := fs.Float64("not-found-rate", 0, "share of requests for existing resources answered 404 anyway (a transient fault), 0..1")
 	queriesFile := fs.String("queries", "", "write a labelled query set for the data (JSONL, for opsearch eval) to this file and continue serving")
-	queriesPerKind := fs.Int("queries-per-kind", optest.DefaultQueriesPerKind, "queries per kind in the --queries set")
+	queriesPerKind := fs.Int("queries-per-kind", querygen.DefaultPerKind, "queries per kind in the --queries set")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,14 +74,14 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 
 	var data *optest.Dataset
 	if *dataFile != "" {
-		d, err := optest.LoadAny(*dataFile)
+		d, err := opgen.LoadAny(*dataFile)
 		if err != nil {
 			return err
 		}
 		data = d
 	} else {
 		start := time.Now()
-		data = optest.Generate(gen)
+		data = opgen.Generate(gen)
 		e.logger.Info("generated data set", "work_packages", len(data.WorkPackages), "activities", len(data.Activities),
 			"wiki_pages", len(data.WikiPages), "meetings", len(data.Meetings), "projects", len(data.Projects), "took", time.Since(start).Round(time.Millisecond))
 	}
@@ -90,40 +91,35 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 		}
 	}
 	if *queriesFile != "" {
-		qs := optest.GenerateQueries(data, optest.QueryOptions{Seed: gen.Seed, PerKind: *queriesPerKind})
+		qs := querygen.Generate(data, querygen.Options{Seed: gen.Seed, PerKind: *queriesPerKind})
 		if err := writeQueryFile(*queriesFile, qs); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "wrote %d labelled queries (as the admin sees the data) to %s\n", len(qs), *queriesFile)
 	}
-	srv := optest.NewServer(data, optest.Options{
+	fake, err := optest.Listen(*addr, data, optest.Options{
 		MaxPageSize: *maxPage, Profile: p, Latency: *latency,
 		Faults: optest.Faults{ErrorRate: *errorRate, ErrorStatuses: statuses, NotFoundRate: *notFoundRate, Seed: uint64(gen.Seed)},
 	})
-	defer srv.Close()
-
-	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	defer fake.Server.Close()
 
-	base := "http://" + ln.Addr().String()
+	base := fake.URL
 	fmt.Fprintf(e.stdout, "fake OpenProject (%s profile) at %s\n", p, base)
 	fmt.Fprintf(e.stdout, "API keys: admin=%s alice=%s bob=%s\n", optest.AdminKey, optest.AliceKey, optest.BobKey)
 	fmt.Fprintf(e.stdout, "try: curl -u apikey:%s '%s/api/v3/work_packages?pageSize=2'\n", optest.AliceKey, base)
 
 	select {
-	case err := <-errc:
+	case err := <-fake.Err():
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	srv.Close() // release hanging requests so Shutdown can drain
-	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	// Shutdown releases hanging requests first, so it can drain.
+	if err := fake.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("shut down: %w", err)
 	}
 	return nil

@@ -7,14 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
 // TestCommands_SyncSearchStatus runs sync, search and status as a user
 // would, against the fake over HTTP, with real files in a temp dir.
 func TestCommands_SyncSearchStatus(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 21, WorkPackages: 120, Comments: 150, WikiPages: 10, Meetings: 6})
-	_, url := optest.Start(t, d, optest.Options{})
+	d := opgen.Generate(opgen.GenOptions{Seed: 21, WorkPackages: 120, Comments: 150, WikiPages: 10, Meetings: 6})
+	_, url := optesting.Start(t, d, optest.Options{})
 	dataDir := t.TempDir()
 	t.Setenv("OPENPROJECT_BASE_URL", url)
 	t.Setenv("OPENPROJECT_API_KEY", optest.AliceKey)
@@ -129,8 +131,8 @@ func TestCommands_Errors(t *testing.T) {
 // TestCommands_SyncJSONReportsFailure: a sync in which one kind fails
 // still prints its report with --json, the failure in it, and exits 1.
 func TestCommands_SyncJSONReportsFailure(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 21, WorkPackages: 30, WikiPages: 3, Meetings: 3})
-	fake, url := optest.Start(t, d, optest.Options{})
+	d := opgen.Generate(opgen.GenOptions{Seed: 21, WorkPackages: 30, WikiPages: 3, Meetings: 3})
+	fake, url := optesting.Start(t, d, optest.Options{})
 	// Meetings fail for good; the other kinds do not.
 	fake.SetFaults(optest.Faults{PathPrefix: "/api/v3/meetings", FailNext: 1 << 30, FailStatus: 500})
 	t.Setenv("OPENPROJECT_BASE_URL", url)

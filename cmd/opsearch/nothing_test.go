@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -13,8 +15,8 @@ import (
 // punctuation only fails, saying there is nothing to search for, instead
 // of printing whatever the index lists first.
 func TestSearch_NothingToSearch(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 4, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 2})
-	_, url := optest.Start(t, d, optest.Options{})
+	d := opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 30, Comments: 30, WikiPages: 3, Meetings: 2})
+	_, url := optesting.Start(t, d, optest.Options{})
 	t.Setenv("OPENPROJECT_BASE_URL", url)
 	t.Setenv("OPENPROJECT_API_KEY", optest.AliceKey)
 	t.Setenv("OPSEARCH_DATA_DIR", t.TempDir())

@@ -44,7 +44,9 @@ type Project struct {
 	Members []int64 `json:"members,omitempty"`
 }
 
-// Well-known users present in every generated data set.
+// Well-known API keys of the fake's data sets: every generated data set
+// (package opgen) has these three users, a corpus data set has the
+// administrator, and the hand-written data sets of tests use them too.
 const (
 	AdminKey = "opsearch-admin"
 	AliceKey = "opsearch-alice"

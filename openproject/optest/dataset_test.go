@@ -1,4 +1,4 @@
-package optest
+package optest_test
 
 import (
 	"os"
@@ -6,18 +6,21 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/opsearch/opsearch/openproject/opgen"
+	"github.com/opsearch/opsearch/openproject/optest"
 )
 
 func TestDataset_SaveLoadRoundTrip(t *testing.T) {
-	d := Generate(GenOptions{Seed: 11, WorkPackages: 40, Comments: 60, WikiPages: 8, Meetings: 4})
+	d := opgen.Generate(opgen.GenOptions{Seed: 11, WorkPackages: 40, Comments: 60, WikiPages: 8, Meetings: 4})
 	path := filepath.Join(t.TempDir(), "data.json")
-	if err := SaveDataset(path, d); err != nil {
+	if err := optest.SaveDataset(path, d); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("saved file mode = %v, %v; want 0600 (it holds API keys)", fi.Mode().Perm(), err)
 	}
-	back, err := LoadDataset(path)
+	back, err := optest.LoadDataset(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +50,7 @@ func TestLoadDataset_Errors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadDataset(tt.path)
+			_, err := optest.LoadDataset(tt.path)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}

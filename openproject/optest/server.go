@@ -1,11 +1,3 @@
-// Package optest is a fake OpenProject server for tests, benchmarks and
-// demos. It serves a Dataset over the API v3 wire format (HAL+JSON) and
-// imitates the behaviours of the real server that a naive fake gets wrong:
-// 1-based page offsets, silently capped page sizes, the open-only default
-// work package filter, 404 instead of 403 for hidden resources, unpaginated
-// activity lists, comments that move updatedAt but not lockVersion, and the
-// differences between server generations (see Profile). It also injects
-// latency and faults on demand and counts requests.
 package optest
 
 import (
@@ -64,9 +56,9 @@ type Options struct {
 	CoreVersion string
 }
 
-// Server is the fake OpenProject server. It is an http.Handler; use Start
-// to run it on a local port for a test. All methods are safe for
-// concurrent use.
+// Server is the fake OpenProject server. It is an http.Handler; Listen
+// runs it on a local port, internal/optesting.Start for a test. All
+// methods are safe for concurrent use.
 type Server struct {
 	opts Options
 	st   *store
@@ -86,8 +78,7 @@ type Server struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
-	routesOnce sync.Once
-	routeList  []route
+	mux *http.ServeMux // the endpoints (routes.go)
 }
 
 // NewServer returns a server for a deep copy of d: changes made through the
@@ -118,6 +109,7 @@ func NewServer(d *Dataset, opts Options) *Server {
 		done:     make(chan struct{}),
 	}
 	s.setFaultsLocked(opts.Faults)
+	s.mux = s.newMux()
 	return s
 }
 
@@ -146,7 +138,7 @@ func (s *Server) clock() time.Time {
 }
 
 // Close releases requests that are blocked by a hang fault or sleeping in
-// injected latency, so an httptest.Server wrapping s can shut down. The
+// injected latency, so an HTTP server wrapping s can shut down. The
 // server keeps answering requests after Close, without delays.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.done) })

@@ -7,9 +7,8 @@ import (
 	"testing"
 )
 
-// Start runs a fake server for d on a local port until the test ends and
-// returns it with its base URL (scheme, host and port; the API lives under
-// base+"/api/v3"). It fails the test if d does not validate.
+// Start is internal/optesting.Start for optest's own tests, which cannot
+// import optesting (it imports optest). Keep the two alike.
 func Start(t testing.TB, d *Dataset, opts Options) (*Server, string) {
 	t.Helper()
 	if err := d.Validate(); err != nil {

@@ -1,4 +1,4 @@
-package optest
+package querygen
 
 import (
 	"bytes"
@@ -15,14 +15,16 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
+	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/scorer"
 )
 
 func TestGenerateQueries(t *testing.T) {
-	d := Generate(GenOptions{Seed: 3, WorkPackages: 400, Comments: 1200, WikiPages: 30, Meetings: 30})
-	o := QueryOptions{Seed: 7, PerKind: 10}
-	qs := GenerateQueries(d, o)
-	if again := GenerateQueries(d, o); !reflect.DeepEqual(qs, again) {
+	d := opgen.Generate(opgen.GenOptions{Seed: 3, WorkPackages: 400, Comments: 1200, WikiPages: 30, Meetings: 30})
+	o := Options{Seed: 7, PerKind: 10}
+	qs := Generate(d, o)
+	if again := Generate(d, o); !reflect.DeepEqual(qs, again) {
 		t.Fatal("the same options gave different queries")
 	}
 	perKind := map[string]int{}
@@ -36,14 +38,14 @@ func TestGenerateQueries(t *testing.T) {
 		if q.Query == "" {
 			t.Errorf("%s: empty query", q.ID)
 		}
-		if (q.Kind == QueryNegative) != q.Negative() {
+		if (q.Kind == KindNegative) != q.Negative() {
 			t.Errorf("%s: kind %s with expect %v", q.ID, q.Kind, q.Expect)
 		}
 		if testing.Verbose() {
 			t.Logf("%-24s %-50q %v", q.ID, q.Query, q.Expect)
 		}
 	}
-	for _, k := range QueryKinds() {
+	for _, k := range Kinds() {
 		if perKind[k] < 5 {
 			t.Errorf("kind %s: %d queries, want at least 5", k, perKind[k])
 		}
@@ -53,16 +55,16 @@ func TestGenerateQueries(t *testing.T) {
 // TestGenerateQueriesVisibility checks that queries for alice only name
 // items she can see.
 func TestGenerateQueriesVisibility(t *testing.T) {
-	d := Generate(GenOptions{Seed: 3, WorkPackages: 300, WikiPages: 20, Meetings: 20})
-	c := newQueryCorpus(d, aliceID)
-	for _, q := range GenerateQueries(d, QueryOptions{Seed: 1, PerKind: 10, UserID: aliceID}) {
+	d := opgen.Generate(opgen.GenOptions{Seed: 3, WorkPackages: 300, WikiPages: 20, Meetings: 20})
+	c := newQueryCorpus(d, opgen.AliceID)
+	for _, q := range Generate(d, Options{Seed: 1, PerKind: 10, UserID: opgen.AliceID}) {
 		for _, e := range q.Expect {
 			if _, ok := c.byTarget[e]; !ok {
 				t.Errorf("%s expects %v, which alice cannot see", q.ID, e)
 			}
 		}
 	}
-	if _, ok := newQueryCorpus(d, adminID).byTarget[scorer.Target{Type: "project", ID: 3}]; !ok {
+	if _, ok := newQueryCorpus(d, opgen.AdminID).byTarget[scorer.Target{Type: "project", ID: 3}]; !ok {
 		t.Error("admin does not see bob's private project")
 	}
 	if _, ok := c.byTarget[scorer.Target{Type: "project", ID: 3}]; ok {
@@ -74,7 +76,7 @@ func TestGenerateQueriesVisibility(t *testing.T) {
 // its text that the search index holds (titles, bodies, comments with
 // their authors, agenda, people, project names, ids), built from the data
 // set without the generator's corpus.
-func indexedWords(d *Dataset) map[scorer.Target]map[string]bool {
+func indexedWords(d *optest.Dataset) map[scorer.Target]map[string]bool {
 	users := map[int64]string{}
 	for _, u := range d.Users {
 		users[u.ID] = u.Name
@@ -181,20 +183,20 @@ func TestGenerateQueriesLackingWords(t *testing.T) {
 		types []string        // target types that must all occur
 		names bool            // queries name a person of the target
 	}{
-		{QueryQuestionFramed, tokenSet(frames...), []string{"work_package", "wiki_page", "meeting"}, false},
-		{QuerySynonym, tokenSet(synWords...), []string{"work_package", "wiki_page", "meeting"}, false},
-		{QueryFiller, tokenSet(fillerWords...), []string{"work_package", "wiki_page", "meeting"}, false},
-		{QueryNameTopic, tokenSet(append(slices.Clone(framesNameMeeting), framesNameWorkPackage...)...), []string{"work_package", "meeting"}, true},
+		{KindQuestionFramed, tokenSet(frames...), []string{"work_package", "wiki_page", "meeting"}, false},
+		{KindSynonym, tokenSet(synWords...), []string{"work_package", "wiki_page", "meeting"}, false},
+		{KindFiller, tokenSet(fillerWords...), []string{"work_package", "wiki_page", "meeting"}, false},
+		{KindNameTopic, tokenSet(append(slices.Clone(framesNameMeeting), framesNameWorkPackage...)...), []string{"work_package", "meeting"}, true},
 	}
 	data := []struct {
-		gen GenOptions
-		q   QueryOptions
+		gen opgen.GenOptions
+		q   Options
 	}{
-		{GenOptions{Seed: 3, WorkPackages: 400, Comments: 1200, WikiPages: 30, Meetings: 30}, QueryOptions{Seed: 7, PerKind: 10}},
-		{GenOptions{Seed: 42, WorkPackages: 2000, Comments: 6000, WikiPages: 100, Meetings: 60}, QueryOptions{Seed: 42, PerKind: 30}},
+		{opgen.GenOptions{Seed: 3, WorkPackages: 400, Comments: 1200, WikiPages: 30, Meetings: 30}, Options{Seed: 7, PerKind: 10}},
+		{opgen.GenOptions{Seed: 42, WorkPackages: 2000, Comments: 6000, WikiPages: 100, Meetings: 60}, Options{Seed: 42, PerKind: 30}},
 	}
 	for _, dc := range data {
-		d := Generate(dc.gen)
+		d := opgen.Generate(dc.gen)
 		items := indexedWords(d)
 		targets := slices.SortedFunc(maps.Keys(items), func(a, b scorer.Target) int {
 			return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.ID, b.ID))
@@ -213,7 +215,7 @@ func TestGenerateQueriesLackingWords(t *testing.T) {
 			people[scorer.Target{Type: "meeting", ID: m.ID}] = set
 		}
 		byKind := map[string][]scorer.LabelledQuery{}
-		for _, q := range GenerateQueries(d, dc.q) {
+		for _, q := range Generate(d, dc.q) {
 			byKind[q.Kind] = append(byKind[q.Kind], q)
 		}
 		for _, tc := range tests {
@@ -283,7 +285,7 @@ func TestGenerateQueriesLackingWords(t *testing.T) {
 	}
 }
 
-func userName(d *Dataset, id int64) string {
+func userName(d *optest.Dataset, id int64) string {
 	for _, u := range d.Users {
 		if u.ID == id {
 			return u.Name
@@ -296,7 +298,7 @@ func userName(d *Dataset, id int64) string {
 // write a name with diacritics folded away ("Müller" -> "muller") and some
 // keep them.
 func TestGenerateQueriesNameTopicFolds(t *testing.T) {
-	d := Generate(GenOptions{Seed: 42, WorkPackages: 2000, Comments: 6000, WikiPages: 100, Meetings: 60})
+	d := opgen.Generate(opgen.GenOptions{Seed: 42, WorkPackages: 2000, Comments: 6000, WikiPages: 100, Meetings: 60})
 	var accented []string
 	for _, u := range d.Users {
 		for _, part := range strings.Fields(u.Name) {
@@ -306,8 +308,8 @@ func TestGenerateQueriesNameTopicFolds(t *testing.T) {
 		}
 	}
 	folded, kept := 0, 0
-	for _, q := range GenerateQueries(d, QueryOptions{Seed: 42}) {
-		if q.Kind != QueryNameTopic {
+	for _, q := range Generate(d, Options{Seed: 42}) {
+		if q.Kind != KindNameTopic {
 			continue
 		}
 		words := strings.FieldsFunc(q.Query, func(r rune) bool { return r == ' ' || r == '?' || r == ',' })
@@ -329,22 +331,22 @@ func TestGenerateQueriesNameTopicFolds(t *testing.T) {
 // same queries byte for byte, and another seed other queries of the new
 // kinds.
 func TestGenerateQueriesDeterministic(t *testing.T) {
-	d := Generate(GenOptions{Seed: 3, WorkPackages: 400, Comments: 1200, WikiPages: 30, Meetings: 30})
-	encode := func(o QueryOptions) []byte {
-		b, err := json.Marshal(GenerateQueries(d, o))
+	d := opgen.Generate(opgen.GenOptions{Seed: 3, WorkPackages: 400, Comments: 1200, WikiPages: 30, Meetings: 30})
+	encode := func(o Options) []byte {
+		b, err := json.Marshal(Generate(d, o))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
-	o := QueryOptions{Seed: 11, PerKind: 12}
+	o := Options{Seed: 11, PerKind: 12}
 	if a, b := encode(o), encode(o); !bytes.Equal(a, b) {
 		t.Fatal("the same seed gave different queries")
 	}
-	other := GenerateQueries(d, QueryOptions{Seed: 12, PerKind: 12})
-	for _, kind := range []string{QueryQuestionFramed, QuerySynonym, QueryFiller, QueryNameTopic} {
+	other := Generate(d, Options{Seed: 12, PerKind: 12})
+	for _, kind := range []string{KindQuestionFramed, KindSynonym, KindFiller, KindNameTopic} {
 		var a, b []string
-		for _, q := range GenerateQueries(d, o) {
+		for _, q := range Generate(d, o) {
 			if q.Kind == kind {
 				a = append(a, q.Query)
 			}
@@ -367,27 +369,27 @@ func TestGenerateQueriesDeterministic(t *testing.T) {
 // of the others. If the data generator itself changes, the data sets
 // change and these hashes have to be taken again.
 func TestGenerateQueriesExistingKindsUnchanged(t *testing.T) {
-	old := []string{QueryTypo, QueryReordered, QueryQuestion, QueryTruncated, QueryID, QueryCommentFact,
-		QueryWikiPhrase, QueryMeetingOutcome, QueryMeetingParticipant, QueryNegative}
-	if got := QueryKinds()[:len(old)]; !slices.Equal(got, old) {
-		t.Fatalf("QueryKinds starts with %v, want the existing kinds %v first", got, old)
+	old := []string{KindTypo, KindReordered, KindQuestion, KindTruncated, KindID, KindCommentFact,
+		KindWikiPhrase, KindMeetingOutcome, KindMeetingParticipant, KindNegative}
+	if got := Kinds()[:len(old)]; !slices.Equal(got, old) {
+		t.Fatalf("Kinds starts with %v, want the existing kinds %v first", got, old)
 	}
 	tests := []struct {
-		gen  GenOptions
-		q    QueryOptions
+		gen  opgen.GenOptions
+		q    Options
 		n    int
 		hash string
 	}{
-		{GenOptions{Seed: 3, WorkPackages: 400, Comments: 1200, WikiPages: 30, Meetings: 30}, QueryOptions{Seed: 7, PerKind: 10},
+		{opgen.GenOptions{Seed: 3, WorkPackages: 400, Comments: 1200, WikiPages: 30, Meetings: 30}, Options{Seed: 7, PerKind: 10},
 			100, "61c8d4dbfea882f64c65f06e1409af4c8d048c3b03a8fa616cc3ae16af7db05e"},
 		// The golden evaluation's data set and queries (eval/eval_test.go).
-		{GenOptions{Seed: 42, WorkPackages: 2000, Comments: 6000, WikiPages: 100, Meetings: 60}, QueryOptions{Seed: 42},
+		{opgen.GenOptions{Seed: 42, WorkPackages: 2000, Comments: 6000, WikiPages: 100, Meetings: 60}, Options{Seed: 42},
 			300, "477afec23e4d2b28b14dd095f0ee1cc6dada70fad5bde4f852fd82576e14f632"},
 	}
 	for _, tc := range tests {
 		h := sha256.New()
 		n := 0
-		for _, q := range GenerateQueries(Generate(tc.gen), tc.q) {
+		for _, q := range Generate(opgen.Generate(tc.gen), tc.q) {
 			if !slices.Contains(old, q.Kind) {
 				continue
 			}

@@ -1,4 +1,4 @@
-package optest
+package opgen
 
 import (
 	"bytes"
@@ -14,13 +14,14 @@ import (
 	"unicode"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
 )
 
 // genSmall keeps most tests fast; the default size is tested where the
 // statistics need it.
 var genSmall = GenOptions{Seed: 7, WorkPackages: 300, WikiPages: 30, Meetings: 10}
 
-func genJSON(t testing.TB, d *Dataset) []byte {
+func genJSON(t testing.TB, d *optest.Dataset) []byte {
 	t.Helper()
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -181,9 +182,9 @@ func TestGenerateFixedUsersAndProjects(t *testing.T) {
 		key         string
 		admin       bool
 	}{
-		{1, "admin", "OpenProject Admin", AdminKey, true},
-		{2, "alice", "Alice Andersson", AliceKey, false},
-		{3, "bob", "Bob Brennan", BobKey, false},
+		{1, "admin", "OpenProject Admin", optest.AdminKey, true},
+		{2, "alice", "Alice Andersson", optest.AliceKey, false},
+		{3, "bob", "Bob Brennan", optest.BobKey, false},
 	}
 	for i, f := range fixed {
 		u := d.Users[i]
@@ -197,7 +198,7 @@ func TestGenerateFixedUsersAndProjects(t *testing.T) {
 		}
 	}
 
-	byIdent := map[string]Project{}
+	byIdent := map[string]optest.Project{}
 	for _, p := range d.Projects {
 		byIdent[p.Identifier] = p
 	}
@@ -205,8 +206,8 @@ func TestGenerateFixedUsersAndProjects(t *testing.T) {
 		ident   string
 		members []int64
 	}{
-		{aliceProjectIdentifier, []int64{aliceID}},
-		{bobProjectIdentifier, []int64{bobID}},
+		{aliceProjectIdentifier, []int64{AliceID}},
+		{bobProjectIdentifier, []int64{BobID}},
 	} {
 		p, ok := byIdent[tt.ident]
 		if !ok {
@@ -221,14 +222,14 @@ func TestGenerateFixedUsersAndProjects(t *testing.T) {
 	}
 	both, public := 0, 0
 	for _, p := range d.Projects {
-		if slices.Contains(p.Members, aliceID) && slices.Contains(p.Members, bobID) {
+		if slices.Contains(p.Members, AliceID) && slices.Contains(p.Members, BobID) {
 			both++
 		}
 		if p.Public {
 			public++
 		}
 	}
-	if shared := byIdent[sharedProjectIdentifier]; shared.Public || !slices.Contains(shared.Members, aliceID) || !slices.Contains(shared.Members, bobID) {
+	if shared := byIdent[sharedProjectIdentifier]; shared.Public || !slices.Contains(shared.Members, AliceID) || !slices.Contains(shared.Members, BobID) {
 		t.Errorf("shared project: %+v", shared)
 	}
 	if both == 0 || public == 0 || public > len(d.Projects)/2 {
@@ -290,7 +291,7 @@ func TestGenerateWorkPackages(t *testing.T) {
 	for _, s := range d.Statuses {
 		statusClosed[s.ID] = s.IsClosed
 	}
-	projects := map[int64]Project{}
+	projects := map[int64]optest.Project{}
 	for _, p := range d.Projects {
 		projects[p.ID] = p
 	}
@@ -342,7 +343,7 @@ func TestGenerateWorkPackages(t *testing.T) {
 		genCheckRef(t, "type", wp.Type, "/api/v3/types/", d.Types[wp.Type.ID-1].Name)
 		genCheckRef(t, "priority", wp.Priority, "/api/v3/priorities/", d.Priorities[wp.Priority.ID-1].Name)
 		genCheckRef(t, "author", wp.Author, "/api/v3/users/", d.Users[wp.Author.ID-1].Name)
-		if wp.Type.ID == typeMilestone && (wp.StartDate == "" || wp.StartDate != wp.DueDate) {
+		if wp.Type.ID == TypeMilestone && (wp.StartDate == "" || wp.StartDate != wp.DueDate) {
 			t.Errorf("milestone #%d: dates %q, %q", wp.ID, wp.StartDate, wp.DueDate)
 		}
 	}
@@ -558,7 +559,7 @@ func TestGenerateMeetings(t *testing.T) {
 	o := GenOptions{Seed: 13, WorkPackages: 500, Meetings: 60}
 	d := Generate(o)
 	start, end := o.normalized().Start, o.normalized().Start.Add(genSpan)
-	projects := map[int64]Project{}
+	projects := map[int64]optest.Project{}
 	for _, p := range d.Projects {
 		projects[p.ID] = p
 	}

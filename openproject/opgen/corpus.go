@@ -1,4 +1,4 @@
-package optest
+package opgen
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
 )
 
 // Corpus is the neutral, HAL-free corpus format of labelled evaluation sets
@@ -108,7 +109,7 @@ func IsCorpus(data []byte) bool {
 }
 
 // ReadCorpus decodes a neutral corpus and converts it with CorpusDataset.
-func ReadCorpus(r io.Reader) (*Dataset, error) {
+func ReadCorpus(r io.Reader) (*optest.Dataset, error) {
 	var c Corpus
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&c); err != nil {
@@ -121,8 +122,8 @@ func ReadCorpus(r io.Reader) (*Dataset, error) {
 // they are (wiki id gaps included), comments become comment activities,
 // outcomes and participants attach to their meetings, and memberships decide
 // who sees the non-public projects. The result passes Validate.
-func CorpusDataset(c *Corpus) (*Dataset, error) {
-	d := &Dataset{
+func CorpusDataset(c *Corpus) (*optest.Dataset, error) {
+	d := &optest.Dataset{
 		InstanceName: "OpenProject (opsearch fake, corpus)",
 		Statuses:     corpusStatuses(),
 		Types:        fixedTypes(),
@@ -144,7 +145,7 @@ func CorpusDataset(c *Corpus) (*Dataset, error) {
 		return openproject.Ref{ID: id, Href: "/api/v3/users/" + strconv.FormatInt(id, 10), Title: users[id]}
 	}
 	first := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	admin := User{APIKey: AdminKey}
+	admin := optest.User{APIKey: optest.AdminKey}
 	admin.ID, admin.Name, admin.Login, admin.Admin, admin.Status = CorpusAdminID, "OpenProject Admin", "admin", true, "active"
 	admin.FirstName, admin.LastName, admin.CreatedAt, admin.UpdatedAt = "OpenProject", "Admin", first, first
 	d.Users = append(d.Users, admin)
@@ -156,7 +157,7 @@ func CorpusDataset(c *Corpus) (*Dataset, error) {
 		if u.Login == "" {
 			return nil, fmt.Errorf("corpus user %d has no login", u.ID)
 		}
-		fu := User{APIKey: CorpusKeyPrefix + u.Login}
+		fu := optest.User{APIKey: CorpusKeyPrefix + u.Login}
 		fu.ID, fu.Name, fu.Login, fu.Status, fu.Language = u.ID, u.Name, u.Login, "active", "en"
 		fu.FirstName, fu.LastName, _ = strings.Cut(u.Name, " ")
 		fu.Email = u.Login + "@example.com"
@@ -172,7 +173,7 @@ func CorpusDataset(c *Corpus) (*Dataset, error) {
 	}
 	projects := map[int64]string{}
 	for _, p := range c.Projects {
-		fp := Project{Members: members[p.ID]}
+		fp := optest.Project{Members: members[p.ID]}
 		fp.ID, fp.Identifier, fp.Name, fp.Description, fp.Public, fp.Active = p.ID, p.Identifier, p.Name, p.Description, p.Public, true
 		fp.CreatedAt, fp.UpdatedAt = first, first
 		d.Projects = append(d.Projects, fp)
@@ -265,7 +266,7 @@ func CorpusDataset(c *Corpus) (*Dataset, error) {
 
 // LoadAny reads a data set from path in either format: a saved Dataset
 // (SaveDataset) or a neutral corpus (Corpus).
-func LoadAny(path string) (*Dataset, error) {
+func LoadAny(path string) (*optest.Dataset, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read dataset: %w", err)
@@ -277,5 +278,5 @@ func LoadAny(path string) (*Dataset, error) {
 		}
 		return d, nil
 	}
-	return LoadDataset(path)
+	return optest.LoadDataset(path)
 }

@@ -1,8 +1,10 @@
-package optest
+package opgen
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/opsearch/opsearch/openproject/optest"
 )
 
 const tinyCorpus = `{
@@ -26,7 +28,7 @@ func TestCorpusDataset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Users) != 3 || d.Users[0].APIKey != AdminKey || !d.Users[0].Admin || d.Users[1].APIKey != CorpusKeyPrefix+"dkovacs" {
+	if len(d.Users) != 3 || d.Users[0].APIKey != optest.AdminKey || !d.Users[0].Admin || d.Users[1].APIKey != CorpusKeyPrefix+"dkovacs" {
 		t.Errorf("users: %+v", d.Users)
 	}
 	wp := d.WorkPackages[0]
