@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -84,7 +85,7 @@ func TestSoak_Outage(t *testing.T) {
 		t.Skip("set OPSEARCH_SOAK_OUTAGE to a duration (e.g. 5m) to run the outage soak")
 	}
 	bin := buildOpsearch(t)
-	data := optest.Generate(httpGen)
+	data := opgen.Generate(httpGen)
 	fake := optest.NewServer(data, optest.Options{})
 	sw := &outageSwitch{h: fake}
 	ts := httptest.NewUnstartedServer(sw)

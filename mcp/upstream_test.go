@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/sync"
@@ -17,7 +18,7 @@ import (
 // waiting out every retry's timeout, and the next one fails at once
 // without a request.
 func TestLiveCallBoundedWhileHanging(t *testing.T) {
-	op, base := optest.Start(t, testDataset(), optest.Options{})
+	op, base := optesting.Start(t, testDataset(), optest.Options{})
 	// Four attempts of 400 ms each, with backoff, take longer than the
 	// live deadline of one second.
 	client, err := openproject.New(openproject.Config{BaseURL: base, APIKey: optest.AdminKey, Timeout: 400 * time.Millisecond, MaxAttempts: 4, RetryBase: 100 * time.Millisecond})

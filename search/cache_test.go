@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
 )
@@ -14,7 +15,7 @@ import (
 // engine keeps between searches; a sync that changes one must show in
 // the next search, title, comment and all.
 func TestCachedEntitiesFollowTheStore(t *testing.T) {
-	d := optest.Generate(optest.GenOptions{Seed: 9, WorkPackages: 60, Comments: 60})
+	d := opgen.Generate(opgen.GenOptions{Seed: 9, WorkPackages: 60, Comments: 60})
 	target := d.WorkPackages[17]
 	e := newEnv(t, d, optest.AdminKey)
 	q := search.Query{Text: target.Subject}
