@@ -1,7 +1,6 @@
 package mcp_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,9 +17,7 @@ import (
 func TestHTTPDamagedStore(t *testing.T) {
 	dataDir := t.TempDir()
 	e := newHTTPEnv(t, httpEnvOpts{idle: 150 * time.Millisecond, dataDir: dataDir})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	e.syncUsers(ctx)
+	e.syncUsers(t.Context())
 	for deadline := time.Now().Add(10 * time.Second); e.mgr.ActiveUsers() > 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("idle users were not stopped")

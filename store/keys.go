@@ -89,7 +89,7 @@ func (s *Store) RememberKey(key string) error {
 	if _, err := rand.Read(salt); err != nil {
 		return fmt.Errorf("remember key: %w", err)
 	}
-	h, err := pbkdf2.Key(sha256.New, key, salt, keyIterations, keyHashLen)
+	h, err := pbkdf2.Key(sha256.New, key, salt, s.keyIterations, keyHashLen)
 	if err != nil {
 		return fmt.Errorf("remember key: %w", err)
 	}
@@ -97,7 +97,7 @@ func (s *Store) RememberKey(key string) error {
 	if err != nil {
 		return err
 	}
-	vs = append([]keyVerifier{{Salt: salt, Hash: h, Iterations: keyIterations}}, vs...)
+	vs = append([]keyVerifier{{Salt: salt, Hash: h, Iterations: s.keyIterations}}, vs...)
 	vs = vs[:min(len(vs), maxKeyVerifiers)]
 	return s.Update(context.Background(), func(tx *WriteTx) error {
 		return tx.putJSON(bucketMeta, keyVerifiers, vs)

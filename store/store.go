@@ -96,6 +96,9 @@ var ErrClosed = errors.New("store is closed")
 type Store struct {
 	db   *bolt.DB
 	path string
+	// keyIterations is the PBKDF2 cost of a new key verifier; tests of
+	// this package lower it (a verifier records its own cost).
+	keyIterations int
 
 	closed atomic.Bool
 }
@@ -136,7 +139,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, keyIterations: keyIterations}
 	if err := db.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
 		_ = db.Close()
 		var tooNew *SchemaTooNewError

@@ -274,7 +274,7 @@ func TestE2ECancellationConverges(t *testing.T) {
 	// samples fewer of them.
 	samples := int64(20)
 	if testing.Short() {
-		samples = 8
+		samples = 4
 	}
 	for k := int64(0); k < int64(total)+5; k += max(1, int64(total)/samples) {
 		e := &e2e{srv: ref.srv, base: ref.base, data: t.TempDir(), opts: ref.opts}
