@@ -1,10 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/opsearch/opsearch/openproject"
 )
 
 // FuzzInstanceName checks the instance directory name derived from a base
@@ -63,6 +66,41 @@ func FuzzInstanceName(f *testing.F) {
 			if got, err := InstanceName(v.String()); err == nil && got != name {
 				t.Fatalf("a trailing slash changes the name: %q gives %q, %q gives %q", raw, name, v.String(), got)
 			}
+		}
+	})
+}
+
+// FuzzEntityValue decodes arbitrary bytes as a stored entity value, in
+// either encoding: it must return an entity or an error, never panic or
+// allocate without bound, and a value it accepts as compact must encode
+// back to a value that decodes to the same entity.
+func FuzzEntityValue(f *testing.F) {
+	c, err := newCodec()
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer c.close()
+	good, _ := c.marshal(sampleMeeting(31))
+	for _, raw := range [][]byte{good, good[:len(good)/2], []byte(`{"id":3,"title":"x"}`), []byte(`null`), {compactMark, 0x28, 0xb5, 0x2f, 0xfd}, {}} {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var m openproject.Meeting
+		if err := c.unmarshal(raw, &m); err != nil {
+			return
+		}
+		again, err := c.marshal(m)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		var m2 openproject.Meeting
+		if err := c.unmarshal(again, &m2); err != nil {
+			t.Fatalf("decode the re-encoded value: %v", err)
+		}
+		a, _ := c.enc.Marshal(m)
+		b, _ := c.enc.Marshal(m2)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("round trip changed the meeting")
 		}
 	})
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/opsearch/opsearch/openproject"
@@ -24,20 +23,20 @@ type WorkPackageActivities struct {
 // ScanProjects calls fn with every stored project, in id order, batch at a
 // time. See scan for the transaction discipline.
 func (s *Store) ScanProjects(ctx context.Context, batch int, fn func([]openproject.Project) error) error {
-	return scan(ctx, s, KindProject, batch, decodeEntity[openproject.Project], fn)
+	return scan(ctx, s, KindProject, batch, decodeEntity[openproject.Project](s.codec), fn)
 }
 
 // ScanWorkPackages calls fn with every stored work package, in id order,
 // batch at a time.
 func (s *Store) ScanWorkPackages(ctx context.Context, batch int, fn func([]openproject.WorkPackage) error) error {
-	return scan(ctx, s, KindWorkPackage, batch, decodeEntity[openproject.WorkPackage], fn)
+	return scan(ctx, s, KindWorkPackage, batch, decodeEntity[openproject.WorkPackage](s.codec), fn)
 }
 
 // ScanActivities calls fn with every stored activity list, in work package
 // id order, batch lists at a time.
 func (s *Store) ScanActivities(ctx context.Context, batch int, fn func([]WorkPackageActivities) error) error {
 	decode := func(id int64, raw []byte) (WorkPackageActivities, error) {
-		acts, err := decodeEntity[[]openproject.Activity](id, raw)
+		acts, err := decodeEntity[[]openproject.Activity](s.codec)(id, raw)
 		return WorkPackageActivities{WorkPackageID: id, Activities: acts}, err
 	}
 	return scan(ctx, s, KindActivity, batch, decode, fn)
@@ -46,19 +45,21 @@ func (s *Store) ScanActivities(ctx context.Context, batch int, fn func([]WorkPac
 // ScanWikiPages calls fn with every stored wiki page, in id order, batch at
 // a time.
 func (s *Store) ScanWikiPages(ctx context.Context, batch int, fn func([]openproject.WikiPage) error) error {
-	return scan(ctx, s, KindWikiPage, batch, decodeEntity[openproject.WikiPage], fn)
+	return scan(ctx, s, KindWikiPage, batch, decodeEntity[openproject.WikiPage](s.codec), fn)
 }
 
 // ScanMeetings calls fn with every stored meeting, in id order, batch at a
 // time.
 func (s *Store) ScanMeetings(ctx context.Context, batch int, fn func([]openproject.Meeting) error) error {
-	return scan(ctx, s, KindMeeting, batch, decodeEntity[openproject.Meeting], fn)
+	return scan(ctx, s, KindMeeting, batch, decodeEntity[openproject.Meeting](s.codec), fn)
 }
 
-func decodeEntity[T any](_ int64, raw []byte) (T, error) {
-	var v T
-	err := json.Unmarshal(raw, &v)
-	return v, err
+func decodeEntity[T any](c *codec) func(int64, []byte) (T, error) {
+	return func(_ int64, raw []byte) (T, error) {
+		var v T
+		err := c.unmarshal(raw, &v)
+		return v, err
+	}
 }
 
 // scan walks kind in id order. Each batch is read and decoded in its own

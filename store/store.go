@@ -23,7 +23,7 @@ const FileName = "store.db"
 
 // SchemaVersion is the schema version this code writes and understands.
 // Opening a store with an older version migrates it; a newer one is refused.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // DefaultLockTimeout is how long Open waits for another process to release
 // the file when Options.LockTimeout is zero.
@@ -38,6 +38,9 @@ var (
 
 	keySchemaVersion = []byte("schema_version")
 	keyCreatedAt     = []byte("created_at")
+	// keyRecode marks a store whose entity values are still (partly)
+	// JSON: version 2 recodes them compactly after the migration.
+	keyRecode = []byte("recode_pending")
 	keyIdentity      = []byte("identity")
 )
 
@@ -99,6 +102,7 @@ type Store struct {
 	// keyIterations is the PBKDF2 cost of a new key verifier; tests of
 	// this package lower it (a verifier records its own cost).
 	keyIterations int
+	codec         *codec
 
 	closed atomic.Bool
 }
@@ -139,13 +143,23 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 
-	s := &Store{db: db, path: path, keyIterations: keyIterations}
+	c, err := newCodec()
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	s := &Store{db: db, path: path, keyIterations: keyIterations, codec: c}
 	if err := db.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
 		_ = db.Close()
+		c.close()
 		var tooNew *SchemaTooNewError
 		if errors.As(err, &tooNew) {
 			return nil, err
 		}
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := s.recode(); err != nil {
+		_ = s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
@@ -308,7 +322,8 @@ func migrate(tx *bolt.Tx, from uint64) error {
 // e.g. `case 1: return migrate1to2`.
 func migration(from uint64) func(*bolt.Tx) error {
 	switch from {
-	// case 1: return migrate1to2
+	case 1:
+		return migrate1to2
 	default:
 		return nil
 	}
@@ -333,7 +348,10 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	if err := s.db.Close(); err != nil {
+	err := s.db.Close()
+	// bbolt's Close waited for every transaction: nothing decodes now.
+	s.codec.close()
+	if err != nil {
 		return fmt.Errorf("close store: %w", err)
 	}
 	return nil
@@ -351,7 +369,7 @@ func (s *Store) View(ctx context.Context, fn func(*ReadTx) error) (err error) {
 		return ErrClosed
 	}
 	defer s.guard(&err)()
-	err = s.db.View(func(tx *bolt.Tx) error { return fn(&ReadTx{tx: tx}) })
+	err = s.db.View(func(tx *bolt.Tx) error { return fn(&ReadTx{tx: tx, codec: s.codec}) })
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		// Close won the race after the check above.
 		return ErrClosed
@@ -378,7 +396,7 @@ func (s *Store) Update(ctx context.Context, fn func(*WriteTx) error) (err error)
 			fnErr = fmt.Errorf("update store: %w", err)
 			return fnErr
 		}
-		fnErr = fn(&WriteTx{ReadTx{tx: tx}})
+		fnErr = fn(&WriteTx{ReadTx{tx: tx, codec: s.codec}})
 		return fnErr
 	})
 	if fnErr != nil {

@@ -15,7 +15,8 @@ import (
 // copied inside the transaction, so results stay valid after it ends.
 // Like bbolt's Tx it must not be used from several goroutines.
 type ReadTx struct {
-	tx *bolt.Tx
+	tx    *bolt.Tx
+	codec *codec
 }
 
 // Generation identifies the committed state this transaction reads: it
@@ -57,8 +58,9 @@ func (r *ReadTx) Meeting(id int64) (openproject.Meeting, bool, error) {
 	return getJSON[openproject.Meeting](r, KindMeeting, id)
 }
 
-// getJSON decodes the value of kind/id. json.Unmarshal copies everything it
-// keeps, so the result does not reference the mmap.
+// getJSON decodes the value of kind/id, in either encoding (see codec).
+// Decoding copies everything it keeps, so the result does not reference
+// the mmap.
 func getJSON[T any](r *ReadTx, kind Kind, id int64) (T, bool, error) {
 	var v T
 	b := r.tx.Bucket([]byte(kind))
@@ -69,7 +71,7 @@ func getJSON[T any](r *ReadTx, kind Kind, id int64) (T, bool, error) {
 	if raw == nil {
 		return v, false, nil
 	}
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := r.codec.unmarshal(raw, &v); err != nil {
 		return v, false, fmt.Errorf("decode %s %d: %w", kind, id, err)
 	}
 	return v, true, nil
@@ -191,15 +193,23 @@ func (w *WriteTx) PutMeeting(m openproject.Meeting) error {
 	return w.put(KindMeeting, m.ID, m)
 }
 
+// entityFill is how full a split leaves an entity page. bbolt's default,
+// half, suits random inserts; entities arrive in ascending id order (a
+// crawl lists by id) and are replaced in place afterwards, so half-full
+// pages would stay half empty: at 0.5 a 10,000 work package store used
+// 44 % of its leaf bytes.
+const entityFill = 0.9
+
 func (w *WriteTx) put(kind Kind, id int64, v any) error {
 	if err := checkID(kind, id); err != nil {
 		return fmt.Errorf("put %s: %w", kind, err)
 	}
-	raw, err := json.Marshal(v)
+	raw, err := w.codec.marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %s %d: %w", kind, id, err)
 	}
 	b := w.tx.Bucket([]byte(kind))
+	b.FillPercent = entityFill
 	key := idKey(id)
 	// The extra Get keeps Count exact; it hits the pages Put is about to
 	// touch anyway.

@@ -1,0 +1,102 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/opsearch/opsearch/openproject"
+	bolt "go.etcd.io/bbolt"
+)
+
+// recodeBatch is how many values one recoding transaction rewrites: a
+// few megabytes of dirty pages, so recoding a large store needs no more
+// memory than a sync's page.
+const recodeBatch = 500
+
+// migrate1to2 marks the store for recoding: version 2 stores entities
+// compactly (see codec). Every value says its encoding, so the migration
+// itself only records that old values remain; recode rewrites them in
+// batches after it, and a store interrupted part way reads as well as
+// before and carries on at its next open.
+func migrate1to2(tx *bolt.Tx) error {
+	return tx.Bucket(bucketMeta).Put(keyRecode, []byte("1"))
+}
+
+// recode rewrites the JSON values of a store marked by migrate1to2 in the
+// compact encoding, recodeBatch values per transaction, then clears the
+// mark. The file keeps its size until compacted (CompactTo); its free
+// pages take the next syncs' writes.
+func (s *Store) recode() error {
+	var pending bool
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		pending = tx.Bucket(bucketMeta).Get(keyRecode) != nil
+		return nil
+	}); err != nil || !pending {
+		return err
+	}
+	for _, k := range Kinds() {
+		var err error
+		switch k {
+		case KindProject:
+			err = recodeKind[openproject.Project](s, k)
+		case KindWorkPackage:
+			err = recodeKind[openproject.WorkPackage](s, k)
+		case KindActivity:
+			err = recodeKind[[]openproject.Activity](s, k)
+		case KindWikiPage:
+			err = recodeKind[openproject.WikiPage](s, k)
+		case KindMeeting:
+			err = recodeKind[openproject.Meeting](s, k)
+		default:
+			err = fmt.Errorf("no entity type for kind %s", k)
+		}
+		if err != nil {
+			return fmt.Errorf("recode %s: %w", k, err)
+		}
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyRecode) })
+}
+
+// recodeKind rewrites kind's JSON values as T, batch by batch. Values
+// already compact are skipped, so a rerun after a crash does only what is
+// left.
+func recodeKind[T any](s *Store, kind Kind) error {
+	var after []byte
+	for {
+		done := false
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket([]byte(kind))
+			b.FillPercent = entityFill
+			type kv struct{ k, v []byte }
+			var batch []kv
+			c := b.Cursor()
+			k, v := first(c, after)
+			for ; k != nil && len(batch) < recodeBatch; k, v = c.Next() {
+				after = bytes.Clone(k)
+				if !isJSON(v) {
+					continue
+				}
+				var x T
+				if err := s.codec.unmarshal(v, &x); err != nil {
+					return fmt.Errorf("decode %s %d: %w", kind, keyID(k), err)
+				}
+				raw, err := s.codec.marshal(x)
+				if err != nil {
+					return fmt.Errorf("encode %s %d: %w", kind, keyID(k), err)
+				}
+				batch = append(batch, kv{after, raw})
+			}
+			done = k == nil
+			// Written after the walk: bbolt cursors do not survive a Put.
+			for _, e := range batch {
+				if err := b.Put(e.k, e.v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+}
