@@ -40,8 +40,8 @@ var (
 	keyCreatedAt     = []byte("created_at")
 	// keyRecode marks a store whose entity values are still (partly)
 	// JSON: version 2 recodes them compactly after the migration.
-	keyRecode = []byte("recode_pending")
-	keyIdentity      = []byte("identity")
+	keyRecode   = []byte("recode_pending")
+	keyIdentity = []byte("identity")
 )
 
 // Options configures Open.
