@@ -115,6 +115,7 @@ func TestSoak_Outage(t *testing.T) {
 	addr := make(chan string, 1)
 	var logMu gosync.Mutex
 	var logTail []string
+	var problems []string // the server's warnings and errors, all of them
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -126,6 +127,9 @@ func TestSoak_Outage(t *testing.T) {
 				}
 			}
 			logMu.Lock()
+			if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+				problems = append(problems, line)
+			}
 			logTail = append(logTail, line)
 			if len(logTail) > 200 {
 				logTail = logTail[1:]
@@ -140,10 +144,13 @@ func TestSoak_Outage(t *testing.T) {
 		t.Fatal("serve --http did not say where it listens")
 	}
 	t.Cleanup(func() {
+		logMu.Lock()
+		defer logMu.Unlock()
+		if len(problems) > 0 {
+			t.Logf("server warnings and errors (%d):\n%s", len(problems), strings.Join(problems[:min(len(problems), 40)], "\n"))
+		}
 		if t.Failed() {
-			logMu.Lock()
 			t.Logf("server log (tail):\n%s", strings.Join(logTail, "\n"))
-			logMu.Unlock()
 		}
 	})
 
