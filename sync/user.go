@@ -557,10 +557,10 @@ func (u *User) check(ctx context.Context) (string, error) {
 
 // storeEmpty reports whether the store holds no documents' entities.
 func (u *User) storeEmpty() (bool, error) {
-	for _, k := range docKinds() {
-		n, err := u.Store.Count(k.store)
+	for _, k := range indexer.Kinds() {
+		n, err := u.Store.Count(k)
 		if err != nil {
-			return false, fmt.Errorf("count stored %s: %w", k.store, err)
+			return false, fmt.Errorf("count stored %s: %w", k, err)
 		}
 		if n > 0 {
 			return false, nil
