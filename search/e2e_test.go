@@ -46,7 +46,7 @@ func newEnv(t *testing.T, d *optest.Dataset, key string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { idx.Close() })
-	w := sync.New(c, st, idx, sync.Options{})
+	w := sync.NewWorker(c, st, idx, sync.Options{})
 	if _, err := w.Sync(context.Background()); err != nil {
 		t.Fatalf("sync: %v", err)
 	}

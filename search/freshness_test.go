@@ -62,7 +62,7 @@ func TestFreshness_FailedSyncKeepsCompleteness(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { idx.Close() })
-			w := sync.New(c, st, idx, sync.Options{})
+			w := sync.NewWorker(c, st, idx, sync.Options{})
 			if tt.crawledFirst {
 				if _, err := w.Sync(t.Context()); err != nil {
 					t.Fatal(err)

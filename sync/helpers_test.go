@@ -108,7 +108,7 @@ func newEnv(t testing.TB, gen opgen.GenOptions, sopts optest.Options, opts Optio
 	t.Helper()
 	srv, base := optesting.Start(t, opgen.Generate(gen), sopts)
 	e := &env{srv: srv, base: base, st: openStore(t), idx: newMemIndex(), opts: opts}
-	e.w = New(newClient(t, base, optest.AliceKey, nil), e.st, e.idx, opts)
+	e.w = NewWorker(newClient(t, base, optest.AliceKey, nil), e.st, e.idx, opts)
 	return e
 }
 

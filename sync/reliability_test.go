@@ -480,7 +480,7 @@ func TestSync_MassDeletionRefused(t *testing.T) {
 			// The operator allows it: the same store and index, a worker
 			// with a larger share.
 			opts.MaxDeleteShare = 0.5
-			w := New(newClient(t, e.base, optest.AliceKey, nil), u.Store, u.Index, opts)
+			w := NewWorker(newClient(t, e.base, optest.AliceKey, nil), u.Store, u.Index, opts)
 			if _, err := w.Sync(t.Context()); err != nil {
 				t.Fatalf("sync with a larger share: %v", err)
 			}

@@ -229,7 +229,7 @@ func OpenUser(ctx context.Context, dataDir string, api UserAPI, opts UserOptions
 	if wopts.Logger == nil {
 		wopts.Logger = u.log
 	}
-	u.Worker = New(api, u.Store, u.Index, wopts)
+	u.Worker = NewWorker(api, u.Store, u.Index, wopts)
 
 	reason, err := u.check(ctx)
 	if err != nil {

@@ -197,8 +197,8 @@ type Worker struct {
 	commitMu gosync.Mutex
 }
 
-// New returns a Worker. api must be authenticated as the store's user.
-func New(api API, st *store.Store, idx Index, opts Options) *Worker {
+// NewWorker returns a Worker. api must be authenticated as the store's user.
+func NewWorker(api API, st *store.Store, idx Index, opts Options) *Worker {
 	opts = opts.withDefaults()
 	return &Worker{api: api, st: st, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "sync")}
 }

@@ -262,7 +262,7 @@ func TestWikiProbingAcrossGaps(t *testing.T) {
 	d.WikiPages = append(d.WikiPages, openproject.WikiPage{ID: 1450, Title: "Bob's", Project: openproject.Ref{ID: bobs}})
 	srv, base := optesting.Start(t, d, optest.Options{})
 	st, idx := openStore(t), newMemIndex()
-	w := New(newClient(t, base, optest.AliceKey, nil), st, idx, Options{WikiMissRun: 25, WikiDeepMissRun: 25})
+	w := NewWorker(newClient(t, base, optest.AliceKey, nil), st, idx, Options{WikiMissRun: 25, WikiDeepMissRun: 25})
 	if _, err := w.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestCancellationConverges(t *testing.T) {
 
 	ref, refIdx := openStore(t), newMemIndex()
 	srv.ResetRequests()
-	if _, err := New(newClient(t, base, optest.AliceKey, nil), ref, refIdx, opts).Sync(t.Context()); err != nil {
+	if _, err := NewWorker(newClient(t, base, optest.AliceKey, nil), ref, refIdx, opts).Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	total := srv.TotalRequests()
@@ -306,12 +306,12 @@ func TestCancellationConverges(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		ca := &cancelAfter{k: k, cancel: cancel}
 		c := newClient(t, base, optest.AliceKey, func(rt http.RoundTripper) http.RoundTripper { ca.base = rt; return ca })
-		_, err := New(c, st, idx, opts).Sync(ctx)
+		_, err := NewWorker(c, st, idx, opts).Sync(ctx)
 		cancel()
 		if err != nil && !errors.Is(err, context.Canceled) {
 			t.Fatalf("k=%d: cancelled sync: %v", k, err)
 		}
-		if _, err := New(newClient(t, base, optest.AliceKey, nil), st, idx, opts).Sync(t.Context()); err != nil {
+		if _, err := NewWorker(newClient(t, base, optest.AliceKey, nil), st, idx, opts).Sync(t.Context()); err != nil {
 			t.Fatalf("k=%d: clean sync: %v", k, err)
 		}
 		if d := diffMaps(want, dump(t, st)); len(d) > 0 {
@@ -345,10 +345,10 @@ func TestIndexFailureRecovered(t *testing.T) {
 	_ = srv
 	st, mem := openStore(t), newMemIndex()
 	opts := Options{PageSize: 50}
-	if _, err := New(newClient(t, base, optest.AliceKey, nil), st, &failIndex{memIndex: mem, n: 2}, opts).Sync(t.Context()); err == nil {
+	if _, err := NewWorker(newClient(t, base, optest.AliceKey, nil), st, &failIndex{memIndex: mem, n: 2}, opts).Sync(t.Context()); err == nil {
 		t.Fatal("sync with a failing index succeeded")
 	}
-	if _, err := New(newClient(t, base, optest.AliceKey, nil), st, mem, opts).Sync(t.Context()); err != nil {
+	if _, err := NewWorker(newClient(t, base, optest.AliceKey, nil), st, mem, opts).Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	checkIndexMatchesStore(t, st, mem)
