@@ -1,7 +1,3 @@
-// Package indexer owns the full-text index that opsearch answers searches
-// from: a small backend-neutral Index interface, the documents it holds,
-// and its bleve implementation. The index is derived data: it can always be
-// rebuilt from the store without touching the OpenProject API.
 package indexer
 
 import (

@@ -1,8 +1,3 @@
-// Package search answers queries from a user's local index: bleve finds
-// candidates, the store supplies their full text, and the scorer re-ranks
-// them into results with scores, matched fields and snippets. Every answer
-// says how fresh and how complete the index is, so an empty result is never
-// mistaken for "nothing exists" while a crawl is unfinished.
 package search
 
 import (
