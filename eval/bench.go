@@ -181,7 +181,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	defer idx.Close()
 
 	wopts := sync.Options{}
-	w := sync.New(client, st, idx, wopts)
+	w := sync.NewWorker(client, st, idx, wopts)
 	rep.Sync.Concurrency = sync.DefaultConcurrency
 	log.Info("initial sync", "work_packages", rep.WorkPackages, "latency", o.Latency)
 	start := time.Now()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -121,7 +122,7 @@ func TestBleveDefault_Search(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := 0
-	for _, k := range []store.Kind{store.KindProject, store.KindWorkPackage, store.KindWikiPage, store.KindMeeting} {
+	for _, k := range []kind.Kind{kind.Project, kind.WorkPackage, kind.WikiPage, kind.Meeting} {
 		c, err := st.Count(k)
 		if err != nil {
 			t.Fatal(err)

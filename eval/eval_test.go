@@ -50,7 +50,7 @@ func syncAs(t *testing.T, d *optest.Dataset, key string) (*store.Store, *indexer
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { idx.Close() })
-	if _, err := sync.New(c, st, idx, sync.Options{}).Sync(context.Background()); err != nil {
+	if _, err := sync.NewWorker(c, st, idx, sync.Options{}).Sync(context.Background()); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
 	// Reproducible figures: term statistics of live documents only.

@@ -17,6 +17,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/opsearch/opsearch/kind"
 	berrors "go.etcd.io/bbolt/errors"
 )
 
@@ -557,13 +558,13 @@ func (b *Bleve) Delete(ctx context.Context, ids ...string) error {
 
 // Count returns the number of documents per kind (every kind present, zero
 // included).
-func (b *Bleve) Count(ctx context.Context) (map[Kind]uint64, error) {
+func (b *Bleve) Count(ctx context.Context) (map[kind.Kind]uint64, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.idx == nil {
 		return nil, ErrClosed
 	}
-	out := make(map[Kind]uint64, 4)
+	out := make(map[kind.Kind]uint64, 4)
 	for _, k := range Kinds() {
 		q := bleve.NewTermQuery(string(k))
 		q.SetField(fieldKind)
@@ -632,8 +633,8 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 	}
 	out := Result{Total: res.Total, Took: res.Took, Hits: make([]Hit, 0, len(res.Hits)), Plan: plan}
 	for _, h := range res.Hits {
-		kind, id, _ := ParseDocID(h.ID)
-		out.Hits = append(out.Hits, Hit{ID: h.ID, Kind: kind, EntityID: id, Score: h.Score, Fragments: h.Fragments})
+		k, id, _ := ParseDocID(h.ID)
+		out.Hits = append(out.Hits, Hit{ID: h.ID, Kind: k, EntityID: id, Score: h.Score, Fragments: h.Fragments})
 	}
 	if plan != nil && len(out.Hits) > 0 {
 		adv, err := b.idx.Advanced()
@@ -748,13 +749,13 @@ func toBleveDoc(d Document) bleveDoc {
 // package is called by its type and, generically, a work package.
 func kindNoun(d Document) string {
 	switch d.Kind {
-	case KindWorkPackage:
+	case kind.WorkPackage:
 		return d.Type + " work package"
-	case KindWikiPage:
+	case kind.WikiPage:
 		return "wiki page"
-	case KindMeeting:
+	case kind.Meeting:
 		return "meeting"
-	case KindProject:
+	case kind.Project:
 		return "project"
 	}
 	return ""

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 )
 
@@ -227,15 +228,15 @@ func TestFilters(t *testing.T) {
 		o    SearchOptions
 		want []string // exact set, in order for empty queries (updated desc)
 	}{
-		{"kind", SearchOptions{Kinds: []Kind{KindMeeting, KindWikiPage}}, []string{"meeting:5", "wiki_page:10"}},
-		{"kind with query", SearchOptions{Query: "hiring", Kinds: []Kind{KindMeeting}}, []string{"meeting:5"}},
+		{"kind", SearchOptions{Kinds: []kind.Kind{kind.Meeting, kind.WikiPage}}, []string{"meeting:5", "wiki_page:10"}},
+		{"kind with query", SearchOptions{Query: "hiring", Kinds: []kind.Kind{kind.Meeting}}, []string{"meeting:5"}},
 		{"project", SearchOptions{Query: "tables", ProjectIDs: []int64{2}}, []string{"work_package:1240", "work_package:1241"}},
 		{"project excludes", SearchOptions{Query: "tables", ProjectIDs: []int64{1}}, nil},
-		{"closed", SearchOptions{Kinds: []Kind{KindWorkPackage}, Closed: &yes}, []string{"work_package:1235"}},
-		{"open", SearchOptions{Query: "cert", Kinds: []Kind{KindWorkPackage}, Closed: &no}, []string{"work_package:1234"}},
+		{"closed", SearchOptions{Kinds: []kind.Kind{kind.WorkPackage}, Closed: &yes}, []string{"work_package:1235"}},
+		{"open", SearchOptions{Query: "cert", Kinds: []kind.Kind{kind.WorkPackage}, Closed: &no}, []string{"work_package:1234"}},
 		{"type", SearchOptions{Types: []string{"BUG", "feature"}}, []string{"work_package:1234", "work_package:1236"}},
 		{"assignee", SearchOptions{AssigneeIDs: []int64{8}}, []string{"work_package:1235"}},
-		{"updated range", SearchOptions{Kinds: []Kind{KindWorkPackage}, UpdatedAfter: day("2025-02-04"), UpdatedBefore: day("2025-02-06")},
+		{"updated range", SearchOptions{Kinds: []kind.Kind{kind.WorkPackage}, UpdatedAfter: day("2025-02-04"), UpdatedBefore: day("2025-02-06")},
 			[]string{"work_package:1251", "work_package:1250"}},
 		{"updated after only", SearchOptions{UpdatedAfter: day("2025-04-01")}, []string{"work_package:1235", "meeting:5", "wiki_page:10"}},
 		{"updated before only", SearchOptions{UpdatedBefore: day("2024-12-02")}, []string{"project:1"}},
@@ -270,7 +271,7 @@ func TestPagingAndFragments(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := res.Hits[0]
-	if h.Kind != KindWorkPackage || h.EntityID != 1234 || res.Total < 1 {
+	if h.Kind != kind.WorkPackage || h.EntityID != 1234 || res.Total < 1 {
 		t.Fatalf("hit %+v total %d", h, res.Total)
 	}
 	if fr := h.Fragments["title"]; highlight && (len(fr) == 0 || !strings.Contains(fr[0], "<mark>certificate</mark>")) {
@@ -292,7 +293,7 @@ func TestIndexDeleteCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[Kind]uint64{KindWorkPackage: 8, KindWikiPage: 1, KindMeeting: 1, KindProject: 2}
+	want := map[kind.Kind]uint64{kind.WorkPackage: 8, kind.WikiPage: 1, kind.Meeting: 1, kind.Project: 2}
 	if fmt.Sprint(n) != fmt.Sprint(want) {
 		t.Fatalf("count %v, want %v", n, want)
 	}
@@ -315,19 +316,19 @@ func TestIndexDeleteCount(t *testing.T) {
 		t.Errorf("old text still found: %v", ids)
 	}
 	n, _ = b.Count(ctx)
-	if n[KindWorkPackage] != 7 {
-		t.Errorf("work packages after delete: %d", n[KindWorkPackage])
+	if n[kind.WorkPackage] != 7 {
+		t.Errorf("work packages after delete: %d", n[kind.WorkPackage])
 	}
 	// More than one batch.
 	var many []Document
 	for i := range 2500 {
-		many = append(many, Document{ID: DocID(KindWikiPage, int64(1000+i)), Kind: KindWikiPage, EntityID: int64(1000 + i), Title: "page"})
+		many = append(many, Document{ID: DocID(kind.WikiPage, int64(1000+i)), Kind: kind.WikiPage, EntityID: int64(1000 + i), Title: "page"})
 	}
 	if err := b.Index(ctx, many...); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ = b.Count(ctx); n[KindWikiPage] != 2501 {
-		t.Errorf("wiki pages after bulk: %d", n[KindWikiPage])
+	if n, _ = b.Count(ctx); n[kind.WikiPage] != 2501 {
+		t.Errorf("wiki pages after bulk: %d", n[kind.WikiPage])
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
@@ -438,7 +439,7 @@ func TestDamaged(t *testing.T) {
 		t.Errorf("damaged: %v %q", needs, why)
 	}
 	n, err := b.Count(context.Background())
-	if err != nil || n[KindWorkPackage] != 0 {
+	if err != nil || n[kind.WorkPackage] != 0 {
 		t.Errorf("fresh index count %v %v", n, err)
 	}
 	if err := b.Rebuild(context.Background(), func(add func(...Document) error) error { return add(corpus()...) }); err != nil {
@@ -487,7 +488,7 @@ func TestRebuildWhileSearching(t *testing.T) {
 		})
 	}
 	// A write during the rebuild reaches the new index too.
-	extra := Document{ID: DocID(KindWikiPage, 77), Kind: KindWikiPage, EntityID: 77, Title: "Zeppelin handbook"}
+	extra := Document{ID: DocID(kind.WikiPage, 77), Kind: kind.WikiPage, EntityID: 77, Title: "Zeppelin handbook"}
 	err := b.Rebuild(ctx, func(add func(...Document) error) error {
 		if err := add(corpus()...); err != nil {
 			return err
@@ -499,7 +500,7 @@ func TestRebuildWhileSearching(t *testing.T) {
 			var docs []Document
 			for j := range 600 {
 				id := int64(10000 + i*600 + j)
-				docs = append(docs, Document{ID: DocID(KindWikiPage, id), Kind: KindWikiPage, EntityID: id,
+				docs = append(docs, Document{ID: DocID(kind.WikiPage, id), Kind: kind.WikiPage, EntityID: id,
 					Title: fmt.Sprintf("Generated page %d", id), Body: "filler text about releases and budgets"})
 			}
 			if err := add(docs...); err != nil {
@@ -519,8 +520,8 @@ func TestRebuildWhileSearching(t *testing.T) {
 	}
 	t.Logf("%d searches during rebuild", searches.Load())
 	n, _ := b.Count(ctx)
-	if n[KindWikiPage] != 1+1+3000 {
-		t.Errorf("wiki pages after rebuild: %d", n[KindWikiPage])
+	if n[kind.WikiPage] != 1+1+3000 {
+		t.Errorf("wiki pages after rebuild: %d", n[kind.WikiPage])
 	}
 	if ids := search(t, b, SearchOptions{Query: "zeppelin"}); !slices.Equal(ids, []string{extra.ID}) {
 		t.Errorf("write during rebuild lost: %v", ids)
@@ -592,7 +593,7 @@ func TestRecallCorpus(t *testing.T) {
 	top1 := 0
 	for _, c := range cases {
 		ids := search(t, b, SearchOptions{Query: c.q})
-		want := DocID(KindWorkPackage, c.want)
+		want := DocID(kind.WorkPackage, c.want)
 		i := slices.Index(ids, want)
 		switch {
 		case i < 0 || i > 2:

@@ -4,14 +4,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 )
 
 // DocID returns the document id of an entity.
-func DocID(kind Kind, id int64) string { return string(kind) + ":" + strconv.FormatInt(id, 10) }
+func DocID(k kind.Kind, id int64) string { return string(k) + ":" + strconv.FormatInt(id, 10) }
 
 // ParseDocID splits a document id into kind and entity id.
-func ParseDocID(id string) (Kind, int64, bool) {
+func ParseDocID(id string) (kind.Kind, int64, bool) {
 	k, n, ok := strings.Cut(id, ":")
 	if !ok {
 		return "", 0, false
@@ -20,14 +21,14 @@ func ParseDocID(id string) (Kind, int64, bool) {
 	if err != nil {
 		return "", 0, false
 	}
-	return Kind(k), v, true
+	return kind.Kind(k), v, true
 }
 
 // FromWorkPackage builds a work package's document; its comments become
 // part of it, so a fact mentioned only in a comment finds the work package.
 func FromWorkPackage(wp openproject.WorkPackage, acts []openproject.Activity) Document {
 	d := Document{
-		ID: DocID(KindWorkPackage, wp.ID), Kind: KindWorkPackage, EntityID: wp.ID,
+		ID: DocID(kind.WorkPackage, wp.ID), Kind: kind.WorkPackage, EntityID: wp.ID,
 		ProjectID: wp.Project.ID, ProjectName: wp.Project.Title,
 		Title: wp.Subject, Body: openproject.PlainText(wp.Description),
 		Identifiers: []string{"#" + strconv.FormatInt(wp.ID, 10)},
@@ -57,7 +58,7 @@ func FromWorkPackage(wp openproject.WorkPackage, acts []openproject.Activity) Do
 // not render text are indexed by title only.
 func FromWikiPage(p openproject.WikiPage) Document {
 	d := Document{
-		ID: DocID(KindWikiPage, p.ID), Kind: KindWikiPage, EntityID: p.ID,
+		ID: DocID(kind.WikiPage, p.ID), Kind: kind.WikiPage, EntityID: p.ID,
 		ProjectID: p.Project.ID, ProjectName: p.Project.Title,
 		Title: p.Title, Body: openproject.PlainText(p.Text), UpdatedAt: p.UpdatedAt,
 	}
@@ -71,7 +72,7 @@ func FromWikiPage(p openproject.WikiPage) Document {
 // items inline.
 func FromMeeting(m openproject.Meeting) Document {
 	d := Document{
-		ID: DocID(KindMeeting, m.ID), Kind: KindMeeting, EntityID: m.ID,
+		ID: DocID(kind.Meeting, m.ID), Kind: kind.Meeting, EntityID: m.ID,
 		ProjectID: m.Project.ID, ProjectName: m.Project.Title,
 		Title: m.Title, Location: m.Location, Author: m.Author.Title,
 		UpdatedAt: m.UpdatedAt, StartTime: m.StartTime,
@@ -96,7 +97,7 @@ func FromMeeting(m openproject.Meeting) Document {
 // FromProject builds a project's document.
 func FromProject(p openproject.Project) Document {
 	return Document{
-		ID: DocID(KindProject, p.ID), Kind: KindProject, EntityID: p.ID,
+		ID: DocID(kind.Project, p.ID), Kind: kind.Project, EntityID: p.ID,
 		ProjectID: p.ID, ProjectName: p.Name,
 		Title: p.Name, Body: openproject.PlainText(p.Description), Identifiers: []string{p.Identifier},
 		UpdatedAt: p.UpdatedAt,

@@ -1,37 +1,26 @@
-// Package indexer owns the full-text index that opsearch answers searches
-// from: a small backend-neutral Index interface, the documents it holds,
-// and its bleve implementation. The index is derived data: it can always be
-// rebuilt from the store without touching the OpenProject API.
 package indexer
 
 import (
 	"context"
 	"time"
+
+	"github.com/opsearch/opsearch/kind"
 )
 
-// Kind is the kind of entity a document describes.
-type Kind string
-
-// Document kinds. Activities are not documents of their own: comments are
-// part of their work package's document, so a comment-only fact finds the
-// work package.
-const (
-	KindWorkPackage Kind = "work_package"
-	KindWikiPage    Kind = "wiki_page"
-	KindMeeting     Kind = "meeting"
-	KindProject     Kind = "project"
-)
-
-// Kinds lists the document kinds in a fixed order.
-func Kinds() []Kind { return []Kind{KindWorkPackage, KindWikiPage, KindMeeting, KindProject} }
+// Kinds lists the kinds the index holds documents of, in a fixed order.
+// Activities are not documents of their own: comments are part of their
+// work package's document, so a comment-only fact finds the work package.
+func Kinds() []kind.Kind {
+	return []kind.Kind{kind.WorkPackage, kind.WikiPage, kind.Meeting, kind.Project}
+}
 
 // Document is one searchable entity, flattened. Build documents with the
 // From* functions so every producer (sync, writes, rebuilds) agrees.
 type Document struct {
 	// ID is "<kind>:<entity id>", unique across kinds.
-	ID       string `json:"id"`
-	Kind     Kind   `json:"kind"`
-	EntityID int64  `json:"entityId"`
+	ID       string    `json:"id"`
+	Kind     kind.Kind `json:"kind"`
+	EntityID int64     `json:"entityId"`
 
 	ProjectID   int64  `json:"projectId,omitempty"`
 	ProjectName string `json:"projectName,omitempty"`
@@ -93,7 +82,7 @@ const (
 type SearchOptions struct {
 	Query string
 	Mode  MatchMode
-	Kinds []Kind
+	Kinds []kind.Kind
 	// ProjectIDs restricts to these projects.
 	ProjectIDs []int64
 	// Closed restricts work packages to closed (true) or open (false).
@@ -109,10 +98,10 @@ type SearchOptions struct {
 // Hit is one search result: the document id, its score, and where it
 // matched. Callers hydrate full entities from the store.
 type Hit struct {
-	ID       string  `json:"id"`
-	Kind     Kind    `json:"kind"`
-	EntityID int64   `json:"entityId"`
-	Score    float64 `json:"score"`
+	ID       string    `json:"id"`
+	Kind     kind.Kind `json:"kind"`
+	EntityID int64     `json:"entityId"`
+	Score    float64   `json:"score"`
 	// Coverage is the share of a fuzzy query's information the document
 	// holds (see Plan.Cover), and MatchedWords the query words it holds.
 	Coverage     float64  `json:"coverage,omitempty"`
@@ -144,7 +133,7 @@ type Index interface {
 	// Search runs a query.
 	Search(ctx context.Context, opts SearchOptions) (Result, error)
 	// Count returns the number of documents, per kind.
-	Count(ctx context.Context) (map[Kind]uint64, error)
+	Count(ctx context.Context) (map[kind.Kind]uint64, error)
 	// Close releases the index; it is safe to call twice.
 	Close() error
 }

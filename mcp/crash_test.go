@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
@@ -430,7 +431,7 @@ func snapshotStore(t *testing.T, dir string) dataSnapshot {
 	defer db.Close()
 	s := dataSnapshot{entities: map[string]map[string]string{}, states: map[string]syncStateCore{}}
 	buckets := []string{"counts"}
-	for _, k := range store.Kinds() {
+	for _, k := range kind.All() {
 		buckets = append(buckets, string(k))
 	}
 	err = db.View(func(tx *bolt.Tx) error {

@@ -13,11 +13,11 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
-	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
 )
 
@@ -450,8 +450,8 @@ func TestSearchTools_Valid(t *testing.T) {
 			DataDir  string                 `json:"dataDir"`
 		}
 		st := callOK[statusAnswer](t, e.cs, "openproject_sync_status", nil)
-		n, _ := e.user.Store.Count(store.KindWorkPackage)
-		wpk := st.Kinds["work_packages"]
+		n, _ := e.user.Store.Count(kind.WorkPackage)
+		wpk := st.Kinds["work_package"]
 		if !st.Ready || !st.Complete || wpk.Store != n || wpk.Index == nil || *wpk.Index != n || wpk.LastSync == nil {
 			t.Errorf("sync status: %+v", st)
 		}
@@ -459,7 +459,7 @@ func TestSearchTools_Valid(t *testing.T) {
 		if st.User.Login != "alice" || st.Schedule != "@every 2m" || st.DataDir != "" {
 			t.Errorf("user %q schedule %q dir %q", st.User.Login, st.Schedule, st.DataDir)
 		}
-		if len(st.Kinds) != len(store.Kinds()) {
+		if len(st.Kinds) != len(kind.All()) {
 			t.Errorf("kinds %v", st.Kinds)
 		}
 	})
@@ -592,7 +592,7 @@ func TestSearchTools_UpstreamFault(t *testing.T) {
 			}
 		}
 		st := callOK[map[string]any](t, e.cs, "openproject_sync_status", nil)
-		wp := st["kinds"].(map[string]any)["work_packages"].(map[string]any)
+		wp := st["kinds"].(map[string]any)["work_package"].(map[string]any)
 		if wp["last_error"] == nil || st["complete"] != true {
 			t.Errorf("sync status during the outage: %v", st)
 		}
@@ -615,7 +615,7 @@ func TestSearchTools_UpstreamFault(t *testing.T) {
 // between.
 func TestReadYourWrites(t *testing.T) {
 	e := newSearchEnv(t, mcp.Options{})
-	before, _ := e.user.Store.SyncState(store.KindWorkPackage)
+	before, _ := e.user.Store.SyncState(kind.WorkPackage)
 	word := fmt.Sprintf("quuxfrobnic%d", time.Now().UnixNano()%100000)
 
 	created := callOK[map[string]any](t, e.cs, "openproject_create_work_package", map[string]any{
@@ -653,7 +653,7 @@ func TestReadYourWrites(t *testing.T) {
 		t.Fatalf("search for the new comment %q: %+v", word2, b.Results)
 	}
 
-	after, _ := e.user.Store.SyncState(store.KindWorkPackage)
+	after, _ := e.user.Store.SyncState(kind.WorkPackage)
 	if !after.LastStarted.Equal(before.LastStarted) {
 		t.Error("a sync ran in between; the test proves nothing")
 	}

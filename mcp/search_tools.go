@@ -17,8 +17,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/search"
-	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
 )
 
@@ -170,12 +170,12 @@ type answerIndex struct {
 	// User is whose index answered (id and login as OpenProject has them).
 	User *search.Owner `json:"user,omitempty"`
 	// Unreachable says since when OpenProject cannot be reached, if now.
-	Unreachable *search.Unreachable   `json:"unreachable,omitempty"`
-	Ready       bool                  `json:"ready"`
-	Complete    bool                  `json:"complete"`
-	Rebuilding  bool                  `json:"rebuilding,omitempty"`
-	Note        string                `json:"note,omitempty"`
-	Kinds       map[string]answerKind `json:"kinds,omitempty"`
+	Unreachable *search.Unreachable      `json:"unreachable,omitempty"`
+	Ready       bool                     `json:"ready"`
+	Complete    bool                     `json:"complete"`
+	Rebuilding  bool                     `json:"rebuilding,omitempty"`
+	Note        string                   `json:"note,omitempty"`
+	Kinds       map[kind.Kind]answerKind `json:"kinds,omitempty"`
 }
 
 type answerKind struct {
@@ -193,21 +193,17 @@ type syncStatusAnswer struct {
 	Complete   bool   `json:"complete"`
 	Rebuilding bool   `json:"rebuilding,omitempty"`
 	Note       string `json:"note,omitempty"`
-	// Kinds are keyed by stored kind; activities are the work packages'
-	// comments and change journals.
-	Kinds map[string]search.KindFreshness `json:"kinds,omitempty"`
+	// Kinds holds every kind; activities are the work packages' comments
+	// and change journals.
+	Kinds map[kind.Kind]search.KindFreshness `json:"kinds,omitempty"`
 	SyncInfo
 }
 
-var storeKindOf = map[indexer.Kind]store.Kind{
-	indexer.KindWorkPackage: store.KindWorkPackage,
-	indexer.KindWikiPage:    store.KindWikiPage,
-	indexer.KindMeeting:     store.KindMeeting,
-	indexer.KindProject:     store.KindProject,
-}
-
 func (s *server) registerSearchTools(srv *sdk.Server) {
-	kindEnum := []any{"work_package", "wiki_page", "meeting", "project"}
+	var kindEnum []any
+	for _, k := range indexer.Kinds() {
+		kindEnum = append(kindEnum, string(k))
+	}
 	sdk.AddTool(srv, &sdk.Tool{
 		Name:  toolSearch,
 		Title: "Search OpenProject",
@@ -227,12 +223,14 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 		if q.Text, err = requireQuery(in.Query); err != nil {
 			return nil, nil, err
 		}
-		for _, k := range in.Kinds {
-			if !slices.Contains(indexer.Kinds(), indexer.Kind(k)) {
-				return nil, nil, argErr("kinds", "%q is not one of work_package, wiki_page, meeting, project", k)
+		for _, name := range in.Kinds {
+			// The schema's enum already refused anything else.
+			k := kind.Kind(name)
+			if !slices.Contains(indexer.Kinds(), k) {
+				return nil, nil, argErr("kinds", "%q is not one of work_package, wiki_page, meeting, project", name)
 			}
-			if !slices.Contains(q.Kinds, indexer.Kind(k)) {
-				q.Kinds = append(q.Kinds, indexer.Kind(k))
+			if !slices.Contains(q.Kinds, k) {
+				q.Kinds = append(q.Kinds, k)
 			}
 		}
 		return s.search(ctx, toolSearch, q, in.ProjectID, "")
@@ -253,7 +251,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 		if q.Text, err = requireQuery(in.Query); err != nil {
 			return nil, nil, err
 		}
-		q.Kinds = []indexer.Kind{indexer.KindWorkPackage}
+		q.Kinds = []kind.Kind{kind.WorkPackage}
 		switch st := strings.TrimSpace(in.Status); strings.ToLower(st) {
 		case "", "all", "*":
 		case "open":
@@ -290,7 +288,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 		if err := checkSearchable(q.Text); err != nil {
 			return nil, nil, err
 		}
-		q.Kinds = []indexer.Kind{indexer.KindWikiPage}
+		q.Kinds = []kind.Kind{kind.WikiPage}
 		note := ""
 		if in.RefreshCache {
 			note = "refreshCache is ignored: wiki pages are searched in the local index, which the background sync keeps current (see index.kinds.wiki_page.lastSync)"
@@ -313,7 +311,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 		if q.Text, err = requireQuery(in.Query); err != nil {
 			return nil, nil, err
 		}
-		q.Kinds = []indexer.Kind{indexer.KindMeeting}
+		q.Kinds = []kind.Kind{kind.Meeting}
 		return s.search(ctx, toolSearchMeetings, q, in.ProjectID, "")
 	})
 
@@ -512,11 +510,11 @@ func notReadyAnswer(q search.Query, note, why string) *searchAnswer {
 
 // indexState narrows the freshness to the searched kinds and says, in one
 // note, what an agent must know before trusting an empty or short answer.
-func indexState(f search.Freshness, kinds []indexer.Kind) answerIndex {
-	out := answerIndex{User: f.Owner, Ready: true, Complete: true, Rebuilding: f.Rebuilding, Unreachable: f.Unreachable, Kinds: map[string]answerKind{}}
+func indexState(f search.Freshness, kinds []kind.Kind) answerIndex {
+	out := answerIndex{User: f.Owner, Ready: true, Complete: true, Rebuilding: f.Rebuilding, Unreachable: f.Unreachable, Kinds: map[kind.Kind]answerKind{}}
 	var incomplete, failed []string
 	for _, k := range kinds {
-		kf := f.Kinds[string(storeKindOf[k])]
+		kf := f.Kinds[k]
 		ak := answerKind{Items: kf.Store, LastSync: kf.LastSync, Complete: kf.Complete, Unsupported: kf.Unsupported, Note: kf.Note}
 		if kf.LastError != nil {
 			ak.LastError, _ = capText(*kf.LastError, capRow)
@@ -526,14 +524,14 @@ func indexState(f search.Freshness, kinds []indexer.Kind) answerIndex {
 			out.Complete = false
 			incomplete = append(incomplete, string(k))
 		}
-		out.Kinds[string(k)] = ak
+		out.Kinds[k] = ak
 	}
 	var notes []string
 	if u := f.Unreachable; u != nil {
 		// As of the oldest last successful sync of the kinds searched.
 		var asOf *time.Time
 		for _, k := range kinds {
-			if ls := f.Kinds[string(storeKindOf[k])].LastSync; ls != nil && (asOf == nil || ls.Before(*asOf)) {
+			if ls := f.Kinds[k].LastSync; ls != nil && (asOf == nil || ls.Before(*asOf)) {
 				asOf = ls
 			}
 		}

@@ -67,7 +67,7 @@ func TestStdio_CommandsBesideServe(t *testing.T) {
 	}
 
 	code, out, errOut = runCLI(t, bin, env, "status")
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("served by: pid %d, opsearch serve (stdio)", pid)) || !strings.Contains(out, "work_packages") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("served by: pid %d, opsearch serve (stdio)", pid)) || !strings.Contains(out, "work_package") {
 		t.Fatalf("status beside serve: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
@@ -77,7 +77,7 @@ func TestStdio_CommandsBesideServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = runCLI(t, bin, env, "sync")
-	if code != 0 || !strings.Contains(errOut, "syncing in the opsearch process that holds") || !strings.Contains(out, "work_packages") {
+	if code != 0 || !strings.Contains(errOut, "syncing in the opsearch process that holds") || !strings.Contains(out, "work_package") {
 		t.Fatalf("sync beside serve: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	code, out, errOut = runCLI(t, bin, env, "search", word, "--json")

@@ -21,9 +21,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
-	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
 )
 
@@ -394,10 +394,10 @@ func TestStdio_SIGTERMDuringSync(t *testing.T) {
 		t.Fatalf("store does not open after SIGTERM: %v", err)
 	}
 	defer u.Close()
-	if n, err := u.Store.Count(store.KindProject); err != nil || n == 0 {
+	if n, err := u.Store.Count(kind.Project); err != nil || n == 0 {
 		t.Errorf("projects after the interrupted sync: %d %v", n, err)
 	}
-	if st, _ := u.Store.SyncState(store.KindWorkPackage); st.Complete {
+	if st, _ := u.Store.SyncState(kind.WorkPackage); st.Complete {
 		t.Error("work packages complete although the sync was interrupted")
 	}
 }
@@ -421,7 +421,7 @@ func BenchmarkStdioSearch10k(b *testing.B) {
 	if _, err := u.Worker.Sync(b.Context()); err != nil {
 		b.Fatal(err)
 	}
-	n, _ := u.Store.Count(store.KindWorkPackage)
+	n, _ := u.Store.Count(kind.WorkPackage)
 	u.Close()
 
 	// exec keeps the last of duplicate variables: the admin key wins.

@@ -74,7 +74,7 @@ func New() *Metrics {
 		reg: reg,
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "opsearch_syncs_total",
-			Help: "Per-kind sync runs by kind (the store kinds: work_packages, wiki_pages, meetings, projects, ...; all when a sync failed before any kind ran) and outcome (ok, error, unsupported, canceled).",
+			Help: "Per-kind sync runs by kind (project, work_package, wiki_page, meeting; all when a sync failed before any kind ran) and outcome (ok, error, unsupported, canceled).",
 		}, []string{"kind", "outcome"}),
 		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "opsearch_sync_duration_seconds",

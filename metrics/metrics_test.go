@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/metrics"
-	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
 )
 
@@ -67,14 +67,14 @@ func grepOpsearch(text string) string {
 func TestMetricsScrape(t *testing.T) {
 	m := metrics.New()
 
-	m.ObserveSync(sync.Report{Duration: 2 * time.Second, Kinds: map[store.Kind]*sync.KindReport{
-		store.KindWorkPackage: {Fetched: 10},
-		store.KindWikiPage:    {Err: errors.New("boom")},
-		store.KindMeeting:     {Unsupported: true},
+	m.ObserveSync(sync.Report{Duration: 2 * time.Second, Kinds: map[kind.Kind]*sync.KindReport{
+		kind.WorkPackage: {Fetched: 10},
+		kind.WikiPage:    {Err: errors.New("boom")},
+		kind.Meeting:     {Unsupported: true},
 	}}, errors.New("wiki_page: boom"))
-	m.ObserveSync(sync.Report{Duration: time.Second, Kinds: map[store.Kind]*sync.KindReport{
-		store.KindWorkPackage: {},
-		store.KindProject:     {Err: fmt.Errorf("stopped: %w", context.Canceled)},
+	m.ObserveSync(sync.Report{Duration: time.Second, Kinds: map[kind.Kind]*sync.KindReport{
+		kind.WorkPackage: {},
+		kind.Project:     {Err: fmt.Errorf("stopped: %w", context.Canceled)},
 	}}, nil)
 	m.ObserveSync(sync.Report{}, errors.New("identity check failed"))
 	m.ObserveSync(sync.Report{}, nil) // nothing ran, nothing failed: not counted
@@ -90,10 +90,10 @@ func TestMetricsScrape(t *testing.T) {
 	m.SetActiveUsers(2)
 
 	text := scrape(t, m)
-	wantSample(t, text, `opsearch_syncs_total{kind="work_packages",outcome="ok"}`, 2)
-	wantSample(t, text, `opsearch_syncs_total{kind="wiki_pages",outcome="error"}`, 1)
-	wantSample(t, text, `opsearch_syncs_total{kind="meetings",outcome="unsupported"}`, 1)
-	wantSample(t, text, `opsearch_syncs_total{kind="projects",outcome="canceled"}`, 1)
+	wantSample(t, text, `opsearch_syncs_total{kind="work_package",outcome="ok"}`, 2)
+	wantSample(t, text, `opsearch_syncs_total{kind="wiki_page",outcome="error"}`, 1)
+	wantSample(t, text, `opsearch_syncs_total{kind="meeting",outcome="unsupported"}`, 1)
+	wantSample(t, text, `opsearch_syncs_total{kind="project",outcome="canceled"}`, 1)
 	wantSample(t, text, `opsearch_syncs_total{kind="all",outcome="error"}`, 1)
 	wantSample(t, text, `opsearch_sync_duration_seconds_count`, 2)
 	wantSample(t, text, `opsearch_sync_duration_seconds_sum`, 3)

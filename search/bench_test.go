@@ -56,7 +56,7 @@ func BenchmarkEngineSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer idx.Close()
-	if _, err := sync.New(c, st, idx, sync.Options{}).Sync(ctx); err != nil {
+	if _, err := sync.NewWorker(c, st, idx, sync.Options{}).Sync(ctx); err != nil {
 		b.Fatal(err)
 	}
 	eng := search.New(st, idx, search.Options{})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -45,7 +46,7 @@ func newEnv(t *testing.T, d *optest.Dataset, key string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { idx.Close() })
-	w := sync.New(c, st, idx, sync.Options{})
+	w := sync.NewWorker(c, st, idx, sync.Options{})
 	if _, err := w.Sync(context.Background()); err != nil {
 		t.Fatalf("sync: %v", err)
 	}
@@ -107,7 +108,7 @@ func referenceCorpus() *optest.Dataset {
 
 func TestE2E_ReferenceRecall(t *testing.T) {
 	e := newEnv(t, referenceCorpus(), optest.AdminKey)
-	meetings := []indexer.Kind{indexer.KindMeeting}
+	meetings := []kind.Kind{kind.Meeting}
 	cases := []struct {
 		query string
 		want  int64
@@ -193,7 +194,7 @@ func TestE2E_DeepComment(t *testing.T) {
 	})
 	e := newEnv(t, d, optest.AdminKey)
 	resp := e.search(t, search.Query{Text: "quuxbalancer keep-alive"})
-	if len(resp.Results) == 0 || resp.Results[0].ID != old.ID || resp.Results[0].Kind != indexer.KindWorkPackage {
+	if len(resp.Results) == 0 || resp.Results[0].ID != old.ID || resp.Results[0].Kind != kind.WorkPackage {
 		t.Fatalf("results %v, want work package %d first", ids(resp), old.ID)
 	}
 	r := resp.Results[0]
@@ -233,16 +234,16 @@ func TestE2E_FreshnessAndValidation(t *testing.T) {
 	d := opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 60, Comments: 60})
 	e := newEnv(t, d, optest.AdminKey)
 	resp := e.search(t, search.Query{Text: "zzzznotaword"})
-	if len(resp.Results) != 0 || !resp.Index.Complete || resp.Index.Kinds["work_packages"].LastSync == nil {
+	if len(resp.Results) != 0 || !resp.Index.Complete || resp.Index.Kinds[kind.WorkPackage].LastSync == nil {
 		t.Errorf("freshness = %+v", resp.Index)
 	}
-	if n := resp.Index.Kinds["work_packages"].Store; n != 60 {
+	if n := resp.Index.Kinds[kind.WorkPackage].Store; n != 60 {
 		t.Errorf("store count = %d", n)
 	}
 	for _, q := range []search.Query{
 		{Text: "x", PageSize: 500},
 		{Text: "x", Page: -1},
-		{Text: "x", Kinds: []indexer.Kind{"issue"}},
+		{Text: "x", Kinds: []kind.Kind{"issue"}},
 		{Text: "x", UpdatedAfter: time.Now(), UpdatedBefore: time.Now().Add(-time.Hour)},
 	} {
 		if _, err := e.engine.Search(context.Background(), q); err == nil {

@@ -3,10 +3,12 @@ package search
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/store"
 )
 
@@ -20,9 +22,11 @@ type Freshness struct {
 	Complete bool `json:"complete"`
 	// Rebuilding is true while the index is rebuilt from the store; the
 	// previous index keeps answering meanwhile.
-	Rebuilding bool                     `json:"rebuilding,omitempty"`
-	Note       string                   `json:"note,omitempty"`
-	Kinds      map[string]KindFreshness `json:"kinds"`
+	Rebuilding bool   `json:"rebuilding,omitempty"`
+	Note       string `json:"note,omitempty"`
+	// Kinds holds every kind, keyed by its name (kind.Kind); activities
+	// are the work packages' comments and change journals.
+	Kinds map[kind.Kind]KindFreshness `json:"kinds"`
 	// Owner is whose index answered: the OpenProject user the store
 	// belongs to (absent before the store knows it).
 	Owner *Owner `json:"owner,omitempty"`
@@ -63,27 +67,20 @@ type KindFreshness struct {
 	Note        string `json:"note,omitempty"`
 }
 
-var indexKindOf = map[store.Kind]indexer.Kind{
-	store.KindProject:     indexer.KindProject,
-	store.KindWorkPackage: indexer.KindWorkPackage,
-	store.KindWikiPage:    indexer.KindWikiPage,
-	store.KindMeeting:     indexer.KindMeeting,
-}
-
 // Freshness reports the index's state from the store's sync states and
 // the index's counts.
 func (e *Engine) Freshness(ctx context.Context) (Freshness, error) {
 	return freshness(ctx, e.st, e.indexCounts, e.opts.Rebuilding)
 }
 
-func freshness(ctx context.Context, st *store.Store, count func(ctx context.Context, key string) (map[indexer.Kind]uint64, error), rebuilding func() (bool, string)) (Freshness, error) {
+func freshness(ctx context.Context, st *store.Store, count func(ctx context.Context, key string) (map[kind.Kind]uint64, error), rebuilding func() (bool, string)) (Freshness, error) {
 	states, err := st.AllSyncStates()
 	if err != nil {
 		return Freshness{}, fmt.Errorf("read sync state: %w", err)
 	}
-	storeCounts := make(map[store.Kind]int, len(store.Kinds()))
+	storeCounts := make(map[kind.Kind]int, len(kind.All()))
 	var key strings.Builder
-	for _, k := range store.Kinds() {
+	for _, k := range kind.All() {
 		n, err := st.Count(k)
 		if err != nil {
 			return Freshness{}, fmt.Errorf("count store: %w", err)
@@ -102,22 +99,22 @@ func freshness(ctx context.Context, st *store.Store, count func(ctx context.Cont
 	if err != nil {
 		return Freshness{}, fmt.Errorf("count index: %w", err)
 	}
-	f := Freshness{Complete: true, Kinds: map[string]KindFreshness{}}
+	f := Freshness{Complete: true, Kinds: map[kind.Kind]KindFreshness{}}
 	if id, found, err := st.Identity(); err != nil {
 		return Freshness{}, fmt.Errorf("read identity: %w", err)
 	} else if found {
 		f.Owner = &Owner{UserID: id.UserID, Login: id.Login, Name: id.Name}
 	}
 	var incomplete, failures []string
-	for _, k := range store.Kinds() {
+	for _, k := range kind.All() {
 		s := states[k]
 		kf := KindFreshness{Store: storeCounts[k], Complete: s.Complete, Unsupported: s.Unsupported, Note: s.Note, Retrying: len(s.Retry)}
-		if ik, ok := indexKindOf[k]; ok && counts != nil {
-			c := int(counts[ik])
+		if slices.Contains(indexer.Kinds(), k) && counts != nil {
+			c := int(counts[k])
 			kf.Index = &c
-		} else if k == store.KindActivity && counts != nil {
+		} else if k == kind.Activity && counts != nil {
 			// Comments are indexed inside their work packages' documents.
-			c := int(counts[indexer.KindWorkPackage])
+			c := int(counts[kind.WorkPackage])
 			kf.Index = &c
 			kf.Note = "comments are indexed as part of their work packages"
 		}
@@ -140,7 +137,7 @@ func freshness(ctx context.Context, st *store.Store, count func(ctx context.Cont
 			f.Complete = false
 			incomplete = append(incomplete, string(k))
 		}
-		f.Kinds[string(k)] = kf
+		f.Kinds[k] = kf
 	}
 	if building {
 		f.Rebuilding = true
@@ -160,7 +157,7 @@ func freshness(ctx context.Context, st *store.Store, count func(ctx context.Cont
 // failureNote says what a failed latest run of kind means for its data:
 // still complete as of the last success, or not complete yet, and when
 // the run failed and why.
-func failureNote(k store.Kind, s store.SyncState) string {
+func failureNote(k kind.Kind, s store.SyncState) string {
 	const layout = time.RFC3339
 	var b strings.Builder
 	b.WriteString(string(k))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -32,12 +33,12 @@ func TestFreshness_FailedSyncKeepsCompleteness(t *testing.T) {
 	}{
 		{
 			name: "incremental sync fails", crawledFirst: true, wantComplete: true,
-			wantNote: []string{"work_packages: complete as of {ok}; last sync failed at {failed}: list work packages: "},
+			wantNote: []string{"work_package: complete as of {ok}; last sync failed at {failed}: list work packages: "},
 			notNote:  "first crawl has not finished",
 		},
 		{
 			name: "first crawl fails", wantComplete: false,
-			wantNote: []string{"the first crawl has not finished for work_packages", "work_packages: not complete yet; last sync failed at {failed}: list work packages: "},
+			wantNote: []string{"the first crawl has not finished for work_package", "work_package: not complete yet; last sync failed at {failed}: list work packages: "},
 		},
 	}
 	for _, tt := range tests {
@@ -61,7 +62,7 @@ func TestFreshness_FailedSyncKeepsCompleteness(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { idx.Close() })
-			w := sync.New(c, st, idx, sync.Options{})
+			w := sync.NewWorker(c, st, idx, sync.Options{})
 			if tt.crawledFirst {
 				if _, err := w.Sync(t.Context()); err != nil {
 					t.Fatal(err)
@@ -76,7 +77,7 @@ func TestFreshness_FailedSyncKeepsCompleteness(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kf := f.Kinds[string(store.KindWorkPackage)]
+			kf := f.Kinds[kind.WorkPackage]
 			if f.Complete != tt.wantComplete || kf.Complete != tt.wantComplete {
 				t.Errorf("complete: index %t, work packages %t; want %t", f.Complete, kf.Complete, tt.wantComplete)
 			}
@@ -99,7 +100,7 @@ func TestFreshness_FailedSyncKeepsCompleteness(t *testing.T) {
 				t.Errorf("note %q says %q", f.Note, tt.notNote)
 			}
 			// Other kinds synced fine and say nothing about failures.
-			if strings.Contains(f.Note, "wiki_pages:") || f.Kinds[string(store.KindWikiPage)].LastError != nil {
+			if strings.Contains(f.Note, "wiki_page:") || f.Kinds[kind.WikiPage].LastError != nil {
 				t.Errorf("wiki pages reported failed: %q", f.Note)
 			}
 		})

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
@@ -36,7 +36,7 @@ func TestE2E_NothingToSearch(t *testing.T) {
 			t.Errorf("%q: %v", q, err)
 		}
 	}
-	if _, err := e.engine.Search(context.Background(), search.Query{Kinds: []indexer.Kind{indexer.KindWikiPage}}); err != nil {
+	if _, err := e.engine.Search(context.Background(), search.Query{Kinds: []kind.Kind{kind.WikiPage}}); err != nil {
 		t.Errorf("filter-only listing: %v", err)
 	}
 }

@@ -36,7 +36,7 @@ func TestQueryLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { idx.Close() })
-	if _, err := sync.New(c, st, idx, sync.Options{}).Sync(context.Background()); err != nil {
+	if _, err := sync.NewWorker(c, st, idx, sync.Options{}).Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer

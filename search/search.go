@@ -1,8 +1,3 @@
-// Package search answers queries from a user's local index: bleve finds
-// candidates, the store supplies their full text, and the scorer re-ranks
-// them into results with scores, matched fields and snippets. Every answer
-// says how fresh and how complete the index is, so an empty result is never
-// mistaken for "nothing exists" while a crawl is unfinished.
 package search
 
 import (
@@ -18,6 +13,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/scorer"
 	"github.com/opsearch/opsearch/store"
@@ -26,7 +22,7 @@ import (
 // Index is what the engine needs from the full-text index.
 type Index interface {
 	Search(ctx context.Context, opts indexer.SearchOptions) (indexer.Result, error)
-	Count(ctx context.Context) (map[indexer.Kind]uint64, error)
+	Count(ctx context.Context) (map[kind.Kind]uint64, error)
 }
 
 // Options tune an Engine.
@@ -90,7 +86,7 @@ type Engine struct {
 	// change when the store does, so the cache is keyed by the store's
 	// counts and sync times.
 	countsMu  sync.Mutex
-	counts    map[indexer.Kind]uint64
+	counts    map[kind.Kind]uint64
 	countsKey string
 
 	cache *entityCache // nil when Options.CacheBytes is negative
@@ -98,7 +94,7 @@ type Engine struct {
 
 // indexCounts returns the index's per-kind counts, recounting when key
 // (a digest of the store's state) changed.
-func (e *Engine) indexCounts(ctx context.Context, key string) (map[indexer.Kind]uint64, error) {
+func (e *Engine) indexCounts(ctx context.Context, key string) (map[kind.Kind]uint64, error) {
 	e.countsMu.Lock()
 	defer e.countsMu.Unlock()
 	if e.counts != nil && key == e.countsKey {
@@ -134,7 +130,7 @@ func New(st *store.Store, idx Index, opts Options) *Engine {
 // Query is a search request.
 type Query struct {
 	Text  string
-	Kinds []indexer.Kind
+	Kinds []kind.Kind
 	// ProjectIDs restricts to these projects (and, for kind project, to
 	// those projects themselves).
 	ProjectIDs []int64
@@ -213,17 +209,17 @@ type Response struct {
 
 // Result is one ranked hit.
 type Result struct {
-	Kind      indexer.Kind `json:"kind"`
-	ID        int64        `json:"id"`
-	Title     string       `json:"title"`
-	Project   *ProjectRef  `json:"project,omitempty"`
-	Status    string       `json:"status,omitempty"`
-	Type      string       `json:"type,omitempty"`
-	Closed    *bool        `json:"closed,omitempty"`
-	Assignee  string       `json:"assignee,omitempty"`
-	UpdatedAt *time.Time   `json:"updatedAt,omitempty"`
-	StartTime *time.Time   `json:"startTime,omitempty"`
-	URL       string       `json:"url,omitempty"`
+	Kind      kind.Kind   `json:"kind"`
+	ID        int64       `json:"id"`
+	Title     string      `json:"title"`
+	Project   *ProjectRef `json:"project,omitempty"`
+	Status    string      `json:"status,omitempty"`
+	Type      string      `json:"type,omitempty"`
+	Closed    *bool       `json:"closed,omitempty"`
+	Assignee  string      `json:"assignee,omitempty"`
+	UpdatedAt *time.Time  `json:"updatedAt,omitempty"`
+	StartTime *time.Time  `json:"startTime,omitempty"`
+	URL       string      `json:"url,omitempty"`
 	// Score is the relevance in [0,1]: the share of the query's
 	// information (its words weighted by rarity) the item holds, typos
 	// and completions counting less than the words themselves.
@@ -291,7 +287,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 	window := max(e.opts.Candidates, q.Page*q.PageSize)
 	kinds := q.Kinds
 	if len(q.Statuses) > 0 {
-		kinds = []indexer.Kind{indexer.KindWorkPackage}
+		kinds = []kind.Kind{kind.WorkPackage}
 		window = min(window*statusWindow, maxWindow)
 	}
 	res, err := e.searchIndex(ctx, indexer.SearchOptions{
@@ -464,22 +460,22 @@ func (e *Engine) load(tx *store.ReadTx, h indexer.Hit) (*candidate, bool, error)
 	var found bool
 	var err error
 	switch h.Kind {
-	case indexer.KindWorkPackage:
+	case kind.WorkPackage:
 		var wp openproject.WorkPackage
 		wp, found, err = tx.WorkPackage(h.EntityID)
 		if found && err == nil {
 			c.wp = &wp
 			c.acts, _, err = tx.Activities(h.EntityID)
 		}
-	case indexer.KindWikiPage:
+	case kind.WikiPage:
 		var w openproject.WikiPage
 		w, found, err = tx.WikiPage(h.EntityID)
 		c.wiki = &w
-	case indexer.KindMeeting:
+	case kind.Meeting:
 		var m openproject.Meeting
 		m, found, err = tx.Meeting(h.EntityID)
 		c.meeting = &m
-	case indexer.KindProject:
+	case kind.Project:
 		var p openproject.Project
 		p, found, err = tx.Project(h.EntityID)
 		c.project = &p
@@ -562,13 +558,13 @@ func recordOf(c *candidate) scorer.Record {
 }
 
 // reweight applies Options.Weights to r's fields.
-func (e *Engine) reweight(r scorer.Record, kind indexer.Kind) scorer.Record {
+func (e *Engine) reweight(r scorer.Record, k kind.Kind) scorer.Record {
 	if len(e.opts.Weights) == 0 {
 		return r
 	}
 	fields := make([]scorer.Field, 0, len(r.Fields))
 	for _, f := range r.Fields {
-		if w, ok := e.opts.Weights[string(kind)+"."+f.Name]; ok {
+		if w, ok := e.opts.Weights[string(k)+"."+f.Name]; ok {
 			if w <= 0 {
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
@@ -144,7 +145,7 @@ func TestE2E_TiesByKindThenID(t *testing.T) {
 		eng := search.New(e.st, idx, opts)
 		var got []int64
 		for page := 1; page <= 5; page++ {
-			resp, err := eng.Search(context.Background(), search.Query{Text: "zebrafish quokka habitat", Kinds: []indexer.Kind{indexer.KindWorkPackage}, Page: page, PageSize: 10})
+			resp, err := eng.Search(context.Background(), search.Query{Text: "zebrafish quokka habitat", Kinds: []kind.Kind{kind.WorkPackage}, Page: page, PageSize: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 )
 
@@ -56,7 +57,7 @@ func BenchmarkCount100k(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		n, err := s.Count(KindWorkPackage)
+		n, err := s.Count(kind.WorkPackage)
 		if err != nil || n != 100_000 {
 			b.Fatalf("Count = %d, %v", n, err)
 		}

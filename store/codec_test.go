@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	bolt "go.etcd.io/bbolt"
 )
@@ -28,8 +29,8 @@ func rewriteAsVersion1(t *testing.T, path string, half bool) {
 	}
 	defer c.close()
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, k := range Kinds() {
-			b := tx.Bucket([]byte(k))
+		for _, k := range kind.All() {
+			b := tx.Bucket(bucketOf(k))
 			type kv struct{ k, v []byte }
 			var all []kv
 			i := 0
@@ -40,23 +41,23 @@ func rewriteAsVersion1(t *testing.T, path string, half bool) {
 				}
 				var x any
 				switch k {
-				case KindProject:
+				case kind.Project:
 					var p openproject.Project
 					err = c.unmarshal(v, &p)
 					x = p
-				case KindWorkPackage:
+				case kind.WorkPackage:
 					var w openproject.WorkPackage
 					err = c.unmarshal(v, &w)
 					x = w
-				case KindActivity:
+				case kind.Activity:
 					var a []openproject.Activity
 					err = c.unmarshal(v, &a)
 					x = a
-				case KindWikiPage:
+				case kind.WikiPage:
 					var w openproject.WikiPage
 					err = c.unmarshal(v, &w)
 					x = w
-				case KindMeeting:
+				case kind.Meeting:
 					var m openproject.Meeting
 					err = c.unmarshal(v, &m)
 					x = m
@@ -101,7 +102,7 @@ func TestMigrateVersion1Recodes(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			s, dir := openTemp(t)
-			want := map[Kind]any{}
+			want := map[kind.Kind]any{}
 			update(t, s, func(tx *WriteTx) error {
 				var errs []error
 				for i := int64(1); i <= 1200; i++ { // more than one recoding batch
@@ -110,7 +111,7 @@ func TestMigrateVersion1Recodes(t *testing.T) {
 				errs = append(errs, tx.PutProject(sampleProject(2)), tx.PutWikiPage(sampleWikiPage(5)), tx.PutMeeting(sampleMeeting(31)))
 				return errors.Join(errs...)
 			})
-			want[KindProject], want[KindWikiPage], want[KindMeeting] = sampleProject(2), sampleWikiPage(5), sampleMeeting(31)
+			want[kind.Project], want[kind.WikiPage], want[kind.Meeting] = sampleProject(2), sampleWikiPage(5), sampleMeeting(31)
 			path := s.Path()
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
@@ -130,9 +131,9 @@ func TestMigrateVersion1Recodes(t *testing.T) {
 				if meta.Get(keyRecode) != nil {
 					t.Error("the recoding mark is still set")
 				}
-				for _, k := range Kinds() {
+				for _, k := range kind.All() {
 					n := 0
-					if err := tx.Bucket([]byte(k)).ForEach(func(key, v []byte) error {
+					if err := tx.Bucket(bucketOf(k)).ForEach(func(key, v []byte) error {
 						n++
 						if isJSON(v) {
 							t.Errorf("%s %d is still JSON", k, keyID(key))
@@ -141,7 +142,7 @@ func TestMigrateVersion1Recodes(t *testing.T) {
 					}); err != nil {
 						return err
 					}
-					if c, _ := decodeUint(tx.Bucket(bucketCounts).Get([]byte(k))); int(c) != n {
+					if c, _ := decodeUint(tx.Bucket(bucketCounts).Get(bucketOf(k))); int(c) != n {
 						t.Errorf("%s count %d, %d values", k, c, n)
 					}
 				}
@@ -158,13 +159,13 @@ func TestMigrateVersion1Recodes(t *testing.T) {
 					t.Errorf("activities %d after recoding: %v", id, err)
 				}
 			}
-			if got, _, _ := s.Project(2); !reflect.DeepEqual(got, want[KindProject]) {
+			if got, _, _ := s.Project(2); !reflect.DeepEqual(got, want[kind.Project]) {
 				t.Error("project differs after recoding")
 			}
-			if got, _, _ := s.WikiPage(5); !reflect.DeepEqual(got, want[KindWikiPage]) {
+			if got, _, _ := s.WikiPage(5); !reflect.DeepEqual(got, want[kind.WikiPage]) {
 				t.Error("wiki page differs after recoding")
 			}
-			if got, _, _ := s.Meeting(31); !reflect.DeepEqual(got, want[KindMeeting]) {
+			if got, _, _ := s.Meeting(31); !reflect.DeepEqual(got, want[kind.Meeting]) {
 				t.Error("meeting differs after recoding")
 			}
 			n := 0

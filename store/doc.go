@@ -6,19 +6,49 @@
 // The search index is derived from this store and can always be rebuilt from
 // it without touching the API; the typed Scan* methods exist for that.
 //
+// # What it owns
+//
+//   - The file: its layout, the bucket names, the schema version and the
+//     migrations between versions, the key counters behind O(1) Count.
+//   - Entities by kind and id, as openproject's normalized model types,
+//     encoded as JSON and copied out of bbolt's memory map.
+//   - SyncState per kind, as plain data the crawler fills in; the store
+//     persists it atomically with the entities it describes but does not
+//     interpret cursors or retry lists.
+//   - The user's identity, salted slow verifiers of the API keys
+//     OpenProject confirmed for them (never a key), the per-user directory
+//     (UserDir, InstanceName), and small caller-defined values (SetMeta).
+//   - How a kind.Kind is named on disk: bucketOf (kind.go) is the one place
+//     that maps a kind to its bucket name.
+//
+// # What it must not know
+//
+//   - The OpenProject API: it imports openproject for the model types only,
+//     never the client, and makes no network request.
+//   - The index, the scorer and searching; sync's crawl strategy; MCP,
+//     HTTP or the CLI. Those packages use the store, never the other way.
+//   - How kinds are spelled on the wire. The bucket names are the file
+//     format and keep the plural of earlier versions ("work_packages");
+//     callers only ever see kind.Kind, and the names stay inside.
+//
 // # Layout
 //
 // A user's files live under UserDir(dataDir, baseURL, userID), which is
 // <dataDir>/<instance>/<userID>, created 0700. The store file is store.db
 // in that directory, mode 0600. Inside it:
 //
-//	meta           schema_version (8-byte big-endian), created_at, identity (JSON)
+//	meta           schema_version (8-byte big-endian), created_at, identity (JSON),
+//	               key_verifiers (JSON)
 //	counts         <kind> -> 8-byte big-endian key count, kept in the same
 //	               transaction as every put and delete so Count is O(1)
 //	extra          small caller-defined values (WriteTx.SetMeta)
-//	sync           <kind> -> SyncState (JSON)
+//	sync           <kind> -> SyncState (JSON; its "kind" is the bucket name)
 //	<kind>         <id as 8-byte big-endian> -> entity (JSON), one bucket per
-//	               Kind; big-endian keys make byte order numeric order
+//	               kind; big-endian keys make byte order numeric order
+//
+// where <kind> is the kind's bucket name: projects, work_packages,
+// activities, wiki_pages, meetings. These never change; a kind's wire
+// spelling (kind.Kind, "work_package") is not its bucket name.
 //
 // Activities are stored per work package: the key is the work package id and
 // the value is the work package's whole activity list.

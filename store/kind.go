@@ -4,54 +4,50 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/opsearch/opsearch/kind"
 )
 
-// Kind names an entity kind. Its value is the name of the kind's bucket and
-// the key of its SyncState, so the constants must never change.
-type Kind string
-
-// The stored kinds.
-const (
-	KindProject     Kind = "projects"
-	KindWorkPackage Kind = "work_packages"
-	// KindActivity is keyed by work package id; one value holds the whole
-	// activity list of that work package.
-	KindActivity Kind = "activities"
-	KindWikiPage Kind = "wiki_pages"
-	// KindMeeting values carry their agenda items (and outcomes) inline.
-	KindMeeting Kind = "meetings"
-)
-
-// Kinds returns every Kind in a fixed order (projects first, since the other
-// kinds refer to them). The slice is new on each call.
-func Kinds() []Kind {
-	return []Kind{KindProject, KindWorkPackage, KindActivity, KindWikiPage, KindMeeting}
+// buckets names each kind's entity bucket, and the kind's key in the
+// counts and sync buckets. These names are the file format: stores written
+// by every earlier version use them, so they must never change, whatever
+// the kinds are called elsewhere. This is the only place that maps a kind
+// to a name on disk.
+var buckets = map[kind.Kind]string{
+	kind.Project:     "projects",
+	kind.WorkPackage: "work_packages",
+	// A work package's whole activity list, keyed by the work package id.
+	kind.Activity: "activities",
+	kind.WikiPage: "wiki_pages",
+	// Meetings carry their agenda items (and outcomes) inline.
+	kind.Meeting: "meetings",
 }
 
-// Valid reports whether k is one of the stored kinds.
-func (k Kind) Valid() bool {
-	switch k {
-	case KindProject, KindWorkPackage, KindActivity, KindWikiPage, KindMeeting:
-		return true
+// bucketOf returns k's bucket name, nil for a kind that is not stored.
+func bucketOf(k kind.Kind) []byte {
+	name, ok := buckets[k]
+	if !ok {
+		return nil
 	}
-	return false
+	return []byte(name)
 }
 
-// ErrUnknownKind is wrapped by errors for a Kind that is not one of Kinds().
+// ErrUnknownKind is wrapped by errors for a kind that is not one of
+// kind.All().
 var ErrUnknownKind = errors.New("unknown kind")
 
 // ErrInvalidID is wrapped by errors for an entity id that is not positive.
 // OpenProject ids start at 1; a zero id means an unfilled model.
 var ErrInvalidID = errors.New("invalid id")
 
-func checkKind(k Kind) error {
-	if !k.Valid() {
+func checkKind(k kind.Kind) error {
+	if bucketOf(k) == nil {
 		return fmt.Errorf("%w %q", ErrUnknownKind, string(k))
 	}
 	return nil
 }
 
-func checkID(k Kind, id int64) error {
+func checkID(k kind.Kind, id int64) error {
 	if id <= 0 {
 		return fmt.Errorf("%w: %s %d", ErrInvalidID, k, id)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	bolt "go.etcd.io/bbolt"
 )
@@ -34,18 +35,18 @@ func (s *Store) recode() error {
 	}); err != nil || !pending {
 		return err
 	}
-	for _, k := range Kinds() {
+	for _, k := range kind.All() {
 		var err error
 		switch k {
-		case KindProject:
+		case kind.Project:
 			err = recodeKind[openproject.Project](s, k)
-		case KindWorkPackage:
+		case kind.WorkPackage:
 			err = recodeKind[openproject.WorkPackage](s, k)
-		case KindActivity:
+		case kind.Activity:
 			err = recodeKind[[]openproject.Activity](s, k)
-		case KindWikiPage:
+		case kind.WikiPage:
 			err = recodeKind[openproject.WikiPage](s, k)
-		case KindMeeting:
+		case kind.Meeting:
 			err = recodeKind[openproject.Meeting](s, k)
 		default:
 			err = fmt.Errorf("no entity type for kind %s", k)
@@ -60,33 +61,33 @@ func (s *Store) recode() error {
 // recodeKind rewrites kind's JSON values as T, batch by batch. Values
 // already compact are skipped, so a rerun after a crash does only what is
 // left.
-func recodeKind[T any](s *Store, kind Kind) error {
+func recodeKind[T any](s *Store, k kind.Kind) error {
 	var after []byte
 	for {
 		done := false
 		err := s.db.Update(func(tx *bolt.Tx) error {
-			b := tx.Bucket([]byte(kind))
+			b := tx.Bucket(bucketOf(k))
 			b.FillPercent = entityFill
 			type kv struct{ k, v []byte }
 			var batch []kv
 			c := b.Cursor()
-			k, v := first(c, after)
-			for ; k != nil && len(batch) < recodeBatch; k, v = c.Next() {
-				after = bytes.Clone(k)
+			key, v := first(c, after)
+			for ; key != nil && len(batch) < recodeBatch; key, v = c.Next() {
+				after = bytes.Clone(key)
 				if !isJSON(v) {
 					continue
 				}
 				var x T
 				if err := s.codec.unmarshal(v, &x); err != nil {
-					return fmt.Errorf("decode %s %d: %w", kind, keyID(k), err)
+					return fmt.Errorf("decode %s %d: %w", k, keyID(key), err)
 				}
 				raw, err := s.codec.marshal(x)
 				if err != nil {
-					return fmt.Errorf("encode %s %d: %w", kind, keyID(k), err)
+					return fmt.Errorf("encode %s %d: %w", k, keyID(key), err)
 				}
 				batch = append(batch, kv{after, raw})
 			}
-			done = k == nil
+			done = key == nil
 			// Written after the walk: bbolt cursors do not survive a Put.
 			for _, e := range batch {
 				if err := b.Put(e.k, e.v); err != nil {

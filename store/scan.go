@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	bolt "go.etcd.io/bbolt"
 )
@@ -23,13 +24,13 @@ type WorkPackageActivities struct {
 // ScanProjects calls fn with every stored project, in id order, batch at a
 // time. See scan for the transaction discipline.
 func (s *Store) ScanProjects(ctx context.Context, batch int, fn func([]openproject.Project) error) error {
-	return scan(ctx, s, KindProject, batch, decodeEntity[openproject.Project](s.codec), fn)
+	return scan(ctx, s, kind.Project, batch, decodeEntity[openproject.Project](s.codec), fn)
 }
 
 // ScanWorkPackages calls fn with every stored work package, in id order,
 // batch at a time.
 func (s *Store) ScanWorkPackages(ctx context.Context, batch int, fn func([]openproject.WorkPackage) error) error {
-	return scan(ctx, s, KindWorkPackage, batch, decodeEntity[openproject.WorkPackage](s.codec), fn)
+	return scan(ctx, s, kind.WorkPackage, batch, decodeEntity[openproject.WorkPackage](s.codec), fn)
 }
 
 // ScanActivities calls fn with every stored activity list, in work package
@@ -39,19 +40,19 @@ func (s *Store) ScanActivities(ctx context.Context, batch int, fn func([]WorkPac
 		acts, err := decodeEntity[[]openproject.Activity](s.codec)(id, raw)
 		return WorkPackageActivities{WorkPackageID: id, Activities: acts}, err
 	}
-	return scan(ctx, s, KindActivity, batch, decode, fn)
+	return scan(ctx, s, kind.Activity, batch, decode, fn)
 }
 
 // ScanWikiPages calls fn with every stored wiki page, in id order, batch at
 // a time.
 func (s *Store) ScanWikiPages(ctx context.Context, batch int, fn func([]openproject.WikiPage) error) error {
-	return scan(ctx, s, KindWikiPage, batch, decodeEntity[openproject.WikiPage](s.codec), fn)
+	return scan(ctx, s, kind.WikiPage, batch, decodeEntity[openproject.WikiPage](s.codec), fn)
 }
 
 // ScanMeetings calls fn with every stored meeting, in id order, batch at a
 // time.
 func (s *Store) ScanMeetings(ctx context.Context, batch int, fn func([]openproject.Meeting) error) error {
-	return scan(ctx, s, KindMeeting, batch, decodeEntity[openproject.Meeting](s.codec), fn)
+	return scan(ctx, s, kind.Meeting, batch, decodeEntity[openproject.Meeting](s.codec), fn)
 }
 
 func decodeEntity[T any](c *codec) func(int64, []byte) (T, error) {
@@ -69,7 +70,7 @@ func decodeEntity[T any](c *codec) func(int64, []byte) (T, error) {
 // Entities written or deleted during the scan are seen or not depending on
 // whether the scan has passed their id. An error from fn stops the scan and
 // is returned as is.
-func scan[T any](ctx context.Context, s *Store, kind Kind, batch int,
+func scan[T any](ctx context.Context, s *Store, k kind.Kind, batch int,
 	decode func(id int64, raw []byte) (T, error), fn func([]T) error) error {
 	if batch <= 0 {
 		batch = DefaultScanBatch
@@ -77,31 +78,31 @@ func scan[T any](ctx context.Context, s *Store, kind Kind, batch int,
 	var after []byte // last key handed to fn; nil before the first batch
 	for {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("scan %s: %w", kind, err)
+			return fmt.Errorf("scan %s: %w", k, err)
 		}
 		items := make([]T, 0, batch)
 		var last []byte
 		done := false
 		err := s.View(ctx, func(tx *ReadTx) error {
-			c := tx.tx.Bucket([]byte(kind)).Cursor()
-			k, v := first(c, after)
-			for ; k != nil && len(items) < batch; k, v = c.Next() {
-				id := keyID(k)
+			c := tx.tx.Bucket(bucketOf(k)).Cursor()
+			key, v := first(c, after)
+			for ; key != nil && len(items) < batch; key, v = c.Next() {
+				id := keyID(key)
 				item, err := decode(id, v)
 				if err != nil {
-					return fmt.Errorf("decode %s %d: %w", kind, id, err)
+					return fmt.Errorf("decode %s %d: %w", k, id, err)
 				}
 				items = append(items, item)
-				last = k
+				last = key
 			}
 			// The loop advanced the cursor once more: nil means the bucket
 			// is exhausted, so no empty trailing transaction is needed.
-			done = k == nil
+			done = key == nil
 			last = bytes.Clone(last)
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("scan %s: %w", kind, err)
+			return fmt.Errorf("scan %s: %w", k, err)
 		}
 		if len(items) > 0 {
 			if err := fn(items); err != nil {

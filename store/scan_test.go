@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 )
 
@@ -21,7 +22,7 @@ func TestScanWorkPackagesBatches(t *testing.T) {
 				return err
 			}
 		}
-		want = tx.IDs(KindWorkPackage)
+		want = tx.IDs(kind.WorkPackage)
 		return nil
 	})
 	if len(want) < 900 {
@@ -123,7 +124,7 @@ func TestScanEveryKind(t *testing.T) {
 	}
 	for i, ids := range got {
 		if !reflect.DeepEqual(ids, []int64{1, 2, 3, 4, 5, 6, 7}) {
-			t.Errorf("%s: ids %v", Kinds()[i], ids)
+			t.Errorf("%s: ids %v", kind.All()[i], ids)
 		}
 	}
 }
@@ -198,7 +199,7 @@ func TestScanFnMayWrite(t *testing.T) {
 		return s.Update(context.Background(), func(tx *WriteTx) error {
 			// Deleting the batch just seen must not make the scan skip the next.
 			for _, wp := range wps {
-				if err := tx.Delete(KindWorkPackage, wp.ID); err != nil {
+				if err := tx.Delete(kind.WorkPackage, wp.ID); err != nil {
 					return err
 				}
 			}
@@ -211,7 +212,7 @@ func TestScanFnMayWrite(t *testing.T) {
 	if !reflect.DeepEqual(seen, []int64{1, 2, 3, 4, 5, 6}) {
 		t.Errorf("seen %v", seen)
 	}
-	if n, _ := s.Count(KindWorkPackage); n != 0 {
+	if n, _ := s.Count(kind.WorkPackage); n != 0 {
 		t.Errorf("Count = %d, want 0", n)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -29,7 +30,7 @@ const SchemaVersion = 2
 // the file when Options.LockTimeout is zero.
 const DefaultLockTimeout = time.Second
 
-// Bucket and key names. Entity buckets are named by their Kind.
+// Bucket and key names. Entity buckets are named by bucketOf (kind.go).
 var (
 	bucketMeta   = []byte("meta")
 	bucketCounts = []byte("counts")
@@ -282,15 +283,16 @@ func ensureBuckets(tx *bolt.Tx) error {
 		}
 	}
 	counts := tx.Bucket(bucketCounts)
-	for _, k := range Kinds() {
-		b, err := tx.CreateBucketIfNotExists([]byte(k))
+	for _, k := range kind.All() {
+		name := bucketOf(k)
+		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
-			return fmt.Errorf("create bucket %s: %w", k, err)
+			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
-		if counts.Get([]byte(k)) == nil {
+		if counts.Get(name) == nil {
 			// Stats walks every page: fine once, too slow for each Count.
 			n := b.Stats().KeyN
-			if err := counts.Put([]byte(k), encodeUint(uint64(n))); err != nil {
+			if err := counts.Put(name, encodeUint(uint64(n))); err != nil {
 				return fmt.Errorf("write %s count: %w", k, err)
 			}
 		}
@@ -540,51 +542,51 @@ func (s *Store) Meta(key string) ([]byte, bool, error) {
 	return single(s, func(tx *ReadTx) ([]byte, bool, error) { return tx.Meta(key) })
 }
 
-// Count returns the number of stored entities of kind (for KindActivity:
+// Count returns the number of stored entities of k (for kind.Activity:
 // the number of work packages with a stored activity list).
-func (s *Store) Count(kind Kind) (n int, err error) {
-	if err := checkKind(kind); err != nil {
+func (s *Store) Count(k kind.Kind) (n int, err error) {
+	if err := checkKind(k); err != nil {
 		return 0, fmt.Errorf("count: %w", err)
 	}
-	err = s.view(func(tx *ReadTx) error { n = tx.Count(kind); return nil })
+	err = s.view(func(tx *ReadTx) error { n = tx.Count(k); return nil })
 	return n, err
 }
 
-// IDs returns the stored ids of kind in ascending order. It reads keys
+// IDs returns the stored ids of k in ascending order. It reads keys
 // only, but for very large kinds prefer a Scan.
-func (s *Store) IDs(kind Kind) (ids []int64, err error) {
-	if err := checkKind(kind); err != nil {
+func (s *Store) IDs(k kind.Kind) (ids []int64, err error) {
+	if err := checkKind(k); err != nil {
 		return nil, fmt.Errorf("list ids: %w", err)
 	}
-	err = s.view(func(tx *ReadTx) error { ids = tx.IDs(kind); return nil })
+	err = s.view(func(tx *ReadTx) error { ids = tx.IDs(k); return nil })
 	return ids, err
 }
 
-// MaxID returns the highest stored id of kind, 0 if there is none.
-func (s *Store) MaxID(kind Kind) (id int64, err error) {
-	if err := checkKind(kind); err != nil {
+// MaxID returns the highest stored id of k, 0 if there is none.
+func (s *Store) MaxID(k kind.Kind) (id int64, err error) {
+	if err := checkKind(k); err != nil {
 		return 0, fmt.Errorf("max id: %w", err)
 	}
-	err = s.view(func(tx *ReadTx) error { id = tx.MaxID(kind); return nil })
+	err = s.view(func(tx *ReadTx) error { id = tx.MaxID(k); return nil })
 	return id, err
 }
 
-// SyncState returns the sync state of kind; a kind never synced yields a
+// SyncState returns the sync state of k; a kind never synced yields a
 // zero state with Kind set.
-func (s *Store) SyncState(kind Kind) (st SyncState, err error) {
+func (s *Store) SyncState(k kind.Kind) (st SyncState, err error) {
 	err = s.view(func(tx *ReadTx) error {
-		st, err = tx.SyncState(kind)
+		st, err = tx.SyncState(k)
 		return err
 	})
 	return st, err
 }
 
-// AllSyncStates returns the sync state of every kind in Kinds(), read in
-// one transaction; kinds never synced have a zero state with Kind set.
-func (s *Store) AllSyncStates() (map[Kind]SyncState, error) {
-	out := make(map[Kind]SyncState, len(Kinds()))
+// AllSyncStates returns the sync state of every kind in kind.All(), read
+// in one transaction; kinds never synced have a zero state with Kind set.
+func (s *Store) AllSyncStates() (map[kind.Kind]SyncState, error) {
+	out := make(map[kind.Kind]SyncState, len(kind.All()))
 	err := s.view(func(tx *ReadTx) error {
-		for _, k := range Kinds() {
+		for _, k := range kind.All() {
 			st, err := tx.SyncState(k)
 			if err != nil {
 				return err

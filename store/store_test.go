@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	bolt "go.etcd.io/bbolt"
 )
@@ -297,15 +298,15 @@ func TestRoundTripEveryKind(t *testing.T) {
 	})
 
 	tests := []struct {
-		kind Kind
+		kind kind.Kind
 		want any
 		get  func() (any, bool, error)
 	}{
-		{KindProject, p, func() (any, bool, error) { return s.Project(2) }},
-		{KindWorkPackage, wp, func() (any, bool, error) { return s.WorkPackage(12) }},
-		{KindActivity, acts, func() (any, bool, error) { return s.Activities(12) }},
-		{KindWikiPage, wiki, func() (any, bool, error) { return s.WikiPage(5) }},
-		{KindMeeting, m, func() (any, bool, error) { return s.Meeting(31) }},
+		{kind.Project, p, func() (any, bool, error) { return s.Project(2) }},
+		{kind.WorkPackage, wp, func() (any, bool, error) { return s.WorkPackage(12) }},
+		{kind.Activity, acts, func() (any, bool, error) { return s.Activities(12) }},
+		{kind.WikiPage, wiki, func() (any, bool, error) { return s.WikiPage(5) }},
+		{kind.Meeting, m, func() (any, bool, error) { return s.Meeting(31) }},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
@@ -352,12 +353,12 @@ func TestPutReplacesAndReadsOwnWrites(t *testing.T) {
 		if err != nil || !found || got.Subject != "renamed" {
 			t.Errorf("read own write: %+v %v %v", got.Subject, found, err)
 		}
-		if n := tx.Count(KindWorkPackage); n != 1 {
+		if n := tx.Count(kind.WorkPackage); n != 1 {
 			t.Errorf("Count inside tx = %d, want 1", n)
 		}
 		return nil
 	})
-	if n, _ := s.Count(KindWorkPackage); n != 1 {
+	if n, _ := s.Count(kind.WorkPackage); n != 1 {
 		t.Errorf("Count after replace = %d, want 1", n)
 	}
 }
@@ -409,20 +410,20 @@ func TestDelete(t *testing.T) {
 	})
 	update(t, s, func(tx *WriteTx) error {
 		return errors.Join(
-			tx.Delete(KindWorkPackage, 2),
-			tx.Delete(KindWorkPackage, 2), // idempotent
-			tx.Delete(KindMeeting, 99),    // absent
-			tx.Delete(KindMeeting, 3),
+			tx.Delete(kind.WorkPackage, 2),
+			tx.Delete(kind.WorkPackage, 2), // idempotent
+			tx.Delete(kind.Meeting, 99),    // absent
+			tx.Delete(kind.Meeting, 3),
 		)
 	})
 	tests := []struct {
-		kind    Kind
+		kind    kind.Kind
 		wantIDs []int64
 	}{
-		{KindWorkPackage, []int64{1, 3}},
-		{KindActivity, []int64{1, 3}}, // followed the work package
-		{KindMeeting, []int64{1, 2}},
-		{KindProject, nil},
+		{kind.WorkPackage, []int64{1, 3}},
+		{kind.Activity, []int64{1, 3}}, // followed the work package
+		{kind.Meeting, []int64{1, 2}},
+		{kind.Project, nil},
 	}
 	for _, tt := range tests {
 		ids, err := s.IDs(tt.kind)
@@ -461,17 +462,17 @@ func TestCountIDsMaxID(t *testing.T) {
 		return nil
 	})
 	want := []int64{1, 3, 255, 256, 65536, 70000, 1 << 40}
-	got, err := s.IDs(KindWikiPage)
+	got, err := s.IDs(kind.WikiPage)
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("IDs = %v, %v; want %v", got, err, want)
 	}
-	if n, err := s.Count(KindWikiPage); n != len(want) || err != nil {
+	if n, err := s.Count(kind.WikiPage); n != len(want) || err != nil {
 		t.Errorf("Count = %d, %v; want %d", n, err, len(want))
 	}
-	if m, err := s.MaxID(KindWikiPage); m != 1<<40 || err != nil {
+	if m, err := s.MaxID(kind.WikiPage); m != 1<<40 || err != nil {
 		t.Errorf("MaxID = %d, %v", m, err)
 	}
-	if m, err := s.MaxID(KindMeeting); m != 0 || err != nil {
+	if m, err := s.MaxID(kind.Meeting); m != 0 || err != nil {
 		t.Errorf("MaxID(empty) = %d, %v; want 0", m, err)
 	}
 	for _, call := range []func() error{
@@ -486,38 +487,18 @@ func TestCountIDsMaxID(t *testing.T) {
 	}
 }
 
-func TestKinds(t *testing.T) {
-	want := []Kind{KindProject, KindWorkPackage, KindActivity, KindWikiPage, KindMeeting}
-	got := Kinds()
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("Kinds() = %v", got)
-	}
-	got[0] = "mutated"
-	if Kinds()[0] != KindProject {
-		t.Error("Kinds() shares its slice")
-	}
-	for _, k := range want {
-		if !k.Valid() {
-			t.Errorf("%s not Valid", k)
-		}
-	}
-	if Kind("bogus").Valid() {
-		t.Error("bogus kind Valid")
-	}
-}
-
 func TestSyncStateRoundTrip(t *testing.T) {
 	s, _ := openTemp(t)
 	want := SyncState{
-		Kind: KindWikiPage, Cursor: ts(1), LastStarted: ts(2), LastFinished: ts(3), LastSuccess: ts(3),
+		Kind: kind.WikiPage, Cursor: ts(1), LastStarted: ts(2), LastFinished: ts(3), LastSuccess: ts(3),
 		ItemsSeen: 17, LastError: "", Complete: true, Unsupported: false, Note: "wiki pages carry no text",
 		HighestID: 912, RecheckNext: 400, LastFullListing: ts(4), Extra: map[string]string{"probeMisses": "20"},
 	}
-	failed := SyncState{Kind: KindMeeting, LastStarted: ts(5), LastFinished: ts(6), LastError: "boom",
+	failed := SyncState{Kind: kind.Meeting, LastStarted: ts(5), LastFinished: ts(6), LastError: "boom",
 		Unsupported: true, Note: "server has no meetings list"}
 	update(t, s, func(tx *WriteTx) error { return errors.Join(tx.SetSyncState(want), tx.SetSyncState(failed)) })
 
-	got, err := s.SyncState(KindWikiPage)
+	got, err := s.SyncState(kind.WikiPage)
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("SyncState = %#v, %v\nwant %#v", got, err, want)
 	}
@@ -525,13 +506,13 @@ func TestSyncStateRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != len(Kinds()) {
-		t.Errorf("AllSyncStates has %d kinds, want %d", len(all), len(Kinds()))
+	if len(all) != len(kind.All()) {
+		t.Errorf("AllSyncStates has %d kinds, want %d", len(all), len(kind.All()))
 	}
-	if !reflect.DeepEqual(all[KindMeeting], failed) || !reflect.DeepEqual(all[KindWikiPage], want) {
+	if !reflect.DeepEqual(all[kind.Meeting], failed) || !reflect.DeepEqual(all[kind.WikiPage], want) {
 		t.Errorf("AllSyncStates = %#v", all)
 	}
-	if never := all[KindProject]; !reflect.DeepEqual(never, SyncState{Kind: KindProject}) {
+	if never := all[kind.Project]; !reflect.DeepEqual(never, SyncState{Kind: kind.Project}) {
 		t.Errorf("never-synced state = %#v", never)
 	}
 	err = s.Update(context.Background(), func(tx *WriteTx) error { return tx.SetSyncState(SyncState{Kind: "x"}) })
@@ -577,7 +558,7 @@ func TestUpdateFailingFnRollsBack(t *testing.T) {
 		if err := tx.PutWorkPackage(sampleWorkPackage(1)); err != nil {
 			return err
 		}
-		if err := tx.SetSyncState(SyncState{Kind: KindWorkPackage, ItemsSeen: 1}); err != nil {
+		if err := tx.SetSyncState(SyncState{Kind: kind.WorkPackage, ItemsSeen: 1}); err != nil {
 			return err
 		}
 		return boom
@@ -611,7 +592,7 @@ func TestUpdateCancelledContext(t *testing.T) {
 
 func assertEmpty(t *testing.T, s *Store) {
 	t.Helper()
-	for _, k := range Kinds() {
+	for _, k := range kind.All() {
 		if n, _ := s.Count(k); n != 0 {
 			t.Errorf("Count(%s) = %d, want 0", k, n)
 		}
@@ -619,7 +600,7 @@ func assertEmpty(t *testing.T, s *Store) {
 			t.Errorf("IDs(%s) = %v, want none", k, ids)
 		}
 	}
-	if st, _ := s.SyncState(KindWorkPackage); st.ItemsSeen != 0 {
+	if st, _ := s.SyncState(kind.WorkPackage); st.ItemsSeen != 0 {
 		t.Errorf("sync state written: %+v", st)
 	}
 }
@@ -683,7 +664,7 @@ func TestReopenKeepsData(t *testing.T) {
 	s, dir := openTemp(t)
 	update(t, s, func(tx *WriteTx) error {
 		return errors.Join(tx.PutProject(sampleProject(1)), tx.PutMeeting(sampleMeeting(2)),
-			tx.SetSyncState(SyncState{Kind: KindProject, Complete: true}))
+			tx.SetSyncState(SyncState{Kind: kind.Project, Complete: true}))
 	})
 	if err := s.SetIdentity(Identity{BaseURL: "http://127.0.0.1:8080", Instance: "127.0.0.1_8080", UserID: 1}); err != nil {
 		t.Fatal(err)
@@ -709,10 +690,10 @@ func TestReopenKeepsData(t *testing.T) {
 	if got, found, err := s.Meeting(2); !found || err != nil || !reflect.DeepEqual(got, sampleMeeting(2)) {
 		t.Errorf("Meeting(2) after reopen: found=%v err=%v", found, err)
 	}
-	if n, _ := s.Count(KindProject); n != 1 {
+	if n, _ := s.Count(kind.Project); n != 1 {
 		t.Errorf("Count(projects) after reopen = %d", n)
 	}
-	if st, _ := s.SyncState(KindProject); !st.Complete {
+	if st, _ := s.SyncState(kind.Project); !st.Complete {
 		t.Errorf("SyncState after reopen = %+v", st)
 	}
 	if id, found, _ := s.Identity(); !found || id.UserID != 1 {
@@ -746,7 +727,7 @@ func TestCountsRebuiltWhenMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n, _ := s.Count(KindWorkPackage); n != 5 {
+	if n, _ := s.Count(kind.WorkPackage); n != 5 {
 		t.Errorf("Count = %d, want 5", n)
 	}
 }
@@ -765,7 +746,7 @@ func TestCompactTo(t *testing.T) {
 	})
 	update(t, s, func(tx *WriteTx) error {
 		for id := int64(2); id <= 200; id++ {
-			if err := tx.Delete(KindWorkPackage, id); err != nil {
+			if err := tx.Delete(kind.WorkPackage, id); err != nil {
 				return err
 			}
 		}
@@ -794,10 +775,10 @@ func TestCompactTo(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if ids, _ := c.IDs(KindWorkPackage); !reflect.DeepEqual(ids, []int64{1}) {
+	if ids, _ := c.IDs(kind.WorkPackage); !reflect.DeepEqual(ids, []int64{1}) {
 		t.Errorf("compacted IDs = %v", ids)
 	}
-	if n, _ := c.Count(KindWorkPackage); n != 1 {
+	if n, _ := c.Count(kind.WorkPackage); n != 1 {
 		t.Errorf("compacted Count = %d", n)
 	}
 }

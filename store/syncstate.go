@@ -1,14 +1,19 @@
 package store
 
-import "time"
+import (
+	"time"
+
+	"github.com/opsearch/opsearch/kind"
+)
 
 // SyncState is what the crawler records about one kind. It is stored as
-// JSON in the sync bucket, keyed by Kind, and written with SetSyncState in
-// the same transaction as the entities it describes, so the cursor never
-// runs ahead of the data.
+// JSON in the sync bucket, keyed by the kind's bucket name, and written
+// with SetSyncState in the same transaction as the entities it describes,
+// so the cursor never runs ahead of the data.
 type SyncState struct {
-	// Kind is the kind this state describes.
-	Kind Kind `json:"kind"`
+	// Kind is the kind this state describes. On disk it is spelled as the
+	// kind's bucket name (syncStateOnDisk); reading takes it from the key.
+	Kind kind.Kind `json:"kind"`
 	// Cursor is the highest updatedAt among the entities committed so far:
 	// the next incremental run asks for changes since Cursor (minus a safety
 	// margin). Zero means no incremental run is possible yet.
@@ -59,4 +64,17 @@ type SyncState struct {
 	Missing []int64 `json:"missing,omitempty"`
 	// Extra holds anything else a sync strategy needs to remember.
 	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// syncStateOnDisk is a SyncState as the sync bucket holds it: the same
+// JSON, field for field and in the same order, except that "kind" is the
+// bucket name ("work_packages"), as every store written so far has it. The
+// outer Kind comes first and hides the embedded one.
+type syncStateOnDisk struct {
+	Kind string `json:"kind"`
+	SyncState
+}
+
+func (st SyncState) onDisk() syncStateOnDisk {
+	return syncStateOnDisk{Kind: string(bucketOf(st.Kind)), SyncState: st}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	bolt "go.etcd.io/bbolt"
 )
@@ -33,46 +34,46 @@ type WriteTx struct {
 
 // Project returns project id; found is false if it is not stored.
 func (r *ReadTx) Project(id int64) (openproject.Project, bool, error) {
-	return getJSON[openproject.Project](r, KindProject, id)
+	return getJSON[openproject.Project](r, kind.Project, id)
 }
 
 // WorkPackage returns work package id; found is false if it is not stored.
 func (r *ReadTx) WorkPackage(id int64) (openproject.WorkPackage, bool, error) {
-	return getJSON[openproject.WorkPackage](r, KindWorkPackage, id)
+	return getJSON[openproject.WorkPackage](r, kind.WorkPackage, id)
 }
 
 // Activities returns the stored activity list of work package wpID; found
 // is false if none was stored (a stored empty list is found).
 func (r *ReadTx) Activities(wpID int64) ([]openproject.Activity, bool, error) {
-	return getJSON[[]openproject.Activity](r, KindActivity, wpID)
+	return getJSON[[]openproject.Activity](r, kind.Activity, wpID)
 }
 
 // WikiPage returns wiki page id; found is false if it is not stored.
 func (r *ReadTx) WikiPage(id int64) (openproject.WikiPage, bool, error) {
-	return getJSON[openproject.WikiPage](r, KindWikiPage, id)
+	return getJSON[openproject.WikiPage](r, kind.WikiPage, id)
 }
 
 // Meeting returns meeting id with its agenda items; found is false if it is
 // not stored.
 func (r *ReadTx) Meeting(id int64) (openproject.Meeting, bool, error) {
-	return getJSON[openproject.Meeting](r, KindMeeting, id)
+	return getJSON[openproject.Meeting](r, kind.Meeting, id)
 }
 
 // getJSON decodes the value of kind/id, in either encoding (see codec).
 // Decoding copies everything it keeps, so the result does not reference
 // the mmap.
-func getJSON[T any](r *ReadTx, kind Kind, id int64) (T, bool, error) {
+func getJSON[T any](r *ReadTx, k kind.Kind, id int64) (T, bool, error) {
 	var v T
-	b := r.tx.Bucket([]byte(kind))
+	b := r.tx.Bucket(bucketOf(k))
 	if b == nil {
-		return v, false, fmt.Errorf("get %s %d: bucket missing", kind, id)
+		return v, false, fmt.Errorf("get %s %d: bucket missing", k, id)
 	}
 	raw := b.Get(idKey(id))
 	if raw == nil {
 		return v, false, nil
 	}
 	if err := r.codec.unmarshal(raw, &v); err != nil {
-		return v, false, fmt.Errorf("decode %s %d: %w", kind, id, err)
+		return v, false, fmt.Errorf("decode %s %d: %w", k, id, err)
 	}
 	return v, true, nil
 }
@@ -80,61 +81,55 @@ func getJSON[T any](r *ReadTx, kind Kind, id int64) (T, bool, error) {
 // Count returns the number of stored entities of kind, from a counter kept
 // in step with every put and delete (O(1); bbolt's Stats walks every page).
 // It returns 0 for an unknown kind.
-func (r *ReadTx) Count(kind Kind) int {
+func (r *ReadTx) Count(k kind.Kind) int {
 	b := r.tx.Bucket(bucketCounts)
 	if b == nil {
 		return 0
 	}
-	n, _ := decodeUint(b.Get([]byte(kind)))
+	n, _ := decodeUint(b.Get(bucketOf(k)))
 	return int(n)
 }
 
 // IDs returns the stored ids of kind in ascending order (nil for an unknown
 // kind or an empty one).
-func (r *ReadTx) IDs(kind Kind) []int64 {
-	if !kind.Valid() {
-		return nil
-	}
-	b := r.tx.Bucket([]byte(kind))
+func (r *ReadTx) IDs(k kind.Kind) []int64 {
+	b := r.tx.Bucket(bucketOf(k))
 	if b == nil {
 		return nil
 	}
-	ids := make([]int64, 0, r.Count(kind))
+	ids := make([]int64, 0, r.Count(k))
 	c := b.Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		ids = append(ids, keyID(k))
+	for key, _ := c.First(); key != nil; key, _ = c.Next() {
+		ids = append(ids, keyID(key))
 	}
 	return ids
 }
 
 // MaxID returns the highest stored id of kind, 0 if there is none.
-func (r *ReadTx) MaxID(kind Kind) int64 {
-	if !kind.Valid() {
-		return 0
-	}
-	b := r.tx.Bucket([]byte(kind))
+func (r *ReadTx) MaxID(k kind.Kind) int64 {
+	b := r.tx.Bucket(bucketOf(k))
 	if b == nil {
 		return 0
 	}
-	k, _ := b.Cursor().Last()
-	return keyID(k)
+	key, _ := b.Cursor().Last()
+	return keyID(key)
 }
 
 // SyncState returns the sync state of kind; a kind never synced yields a
 // zero state with Kind set.
-func (r *ReadTx) SyncState(kind Kind) (SyncState, error) {
-	if err := checkKind(kind); err != nil {
+func (r *ReadTx) SyncState(k kind.Kind) (SyncState, error) {
+	if err := checkKind(k); err != nil {
 		return SyncState{}, fmt.Errorf("get sync state: %w", err)
 	}
-	st := SyncState{Kind: kind}
-	raw := r.tx.Bucket(bucketSync).Get([]byte(kind))
+	st := SyncState{Kind: k}
+	raw := r.tx.Bucket(bucketSync).Get(bucketOf(k))
 	if raw == nil {
 		return st, nil
 	}
 	if err := json.Unmarshal(raw, &st); err != nil {
-		return SyncState{Kind: kind}, fmt.Errorf("decode sync state %s: %w", kind, err)
+		return SyncState{Kind: k}, fmt.Errorf("decode sync state %s: %w", k, err)
 	}
-	st.Kind = kind
+	st.Kind = k
 	return st, nil
 }
 
@@ -165,12 +160,12 @@ func (r *ReadTx) Meta(key string) ([]byte, bool, error) {
 
 // PutProject stores (inserts or replaces) a project.
 func (w *WriteTx) PutProject(p openproject.Project) error {
-	return w.put(KindProject, p.ID, p)
+	return w.put(kind.Project, p.ID, p)
 }
 
 // PutWorkPackage stores (inserts or replaces) a work package.
 func (w *WriteTx) PutWorkPackage(wp openproject.WorkPackage) error {
-	return w.put(KindWorkPackage, wp.ID, wp)
+	return w.put(kind.WorkPackage, wp.ID, wp)
 }
 
 // PutActivities replaces the whole activity list of work package wpID. A
@@ -180,17 +175,17 @@ func (w *WriteTx) PutActivities(wpID int64, acts []openproject.Activity) error {
 	if acts == nil {
 		acts = []openproject.Activity{}
 	}
-	return w.put(KindActivity, wpID, acts)
+	return w.put(kind.Activity, wpID, acts)
 }
 
 // PutWikiPage stores (inserts or replaces) a wiki page.
 func (w *WriteTx) PutWikiPage(p openproject.WikiPage) error {
-	return w.put(KindWikiPage, p.ID, p)
+	return w.put(kind.WikiPage, p.ID, p)
 }
 
 // PutMeeting stores (inserts or replaces) a meeting with its agenda items.
 func (w *WriteTx) PutMeeting(m openproject.Meeting) error {
-	return w.put(KindMeeting, m.ID, m)
+	return w.put(kind.Meeting, m.ID, m)
 }
 
 // entityFill is how full a split leaves an entity page. bbolt's default,
@@ -200,25 +195,25 @@ func (w *WriteTx) PutMeeting(m openproject.Meeting) error {
 // 44 % of its leaf bytes.
 const entityFill = 0.9
 
-func (w *WriteTx) put(kind Kind, id int64, v any) error {
-	if err := checkID(kind, id); err != nil {
-		return fmt.Errorf("put %s: %w", kind, err)
+func (w *WriteTx) put(k kind.Kind, id int64, v any) error {
+	if err := checkID(k, id); err != nil {
+		return fmt.Errorf("put %s: %w", k, err)
 	}
 	raw, err := w.codec.marshal(v)
 	if err != nil {
-		return fmt.Errorf("encode %s %d: %w", kind, id, err)
+		return fmt.Errorf("encode %s %d: %w", k, id, err)
 	}
-	b := w.tx.Bucket([]byte(kind))
+	b := w.tx.Bucket(bucketOf(k))
 	b.FillPercent = entityFill
 	key := idKey(id)
 	// The extra Get keeps Count exact; it hits the pages Put is about to
 	// touch anyway.
 	isNew := b.Get(key) == nil
 	if err := b.Put(key, raw); err != nil {
-		return fmt.Errorf("put %s %d: %w", kind, id, err)
+		return fmt.Errorf("put %s %d: %w", k, id, err)
 	}
 	if isNew {
-		return w.addCount(kind, 1)
+		return w.addCount(k, 1)
 	}
 	return nil
 }
@@ -226,41 +221,41 @@ func (w *WriteTx) put(kind Kind, id int64, v any) error {
 // Delete removes entity id of kind; deleting an absent id is not an error.
 // Deleting a work package also deletes its activity list, which is keyed
 // by the same id and means nothing without it.
-func (w *WriteTx) Delete(kind Kind, id int64) error {
-	if err := checkKind(kind); err != nil {
+func (w *WriteTx) Delete(k kind.Kind, id int64) error {
+	if err := checkKind(k); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
-	if err := w.del(kind, id); err != nil {
+	if err := w.del(k, id); err != nil {
 		return err
 	}
-	if kind == KindWorkPackage {
-		return w.del(KindActivity, id)
+	if k == kind.WorkPackage {
+		return w.del(kind.Activity, id)
 	}
 	return nil
 }
 
-func (w *WriteTx) del(kind Kind, id int64) error {
-	b := w.tx.Bucket([]byte(kind))
+func (w *WriteTx) del(k kind.Kind, id int64) error {
+	b := w.tx.Bucket(bucketOf(k))
 	key := idKey(id)
 	if b.Get(key) == nil {
 		return nil
 	}
 	if err := b.Delete(key); err != nil {
-		return fmt.Errorf("delete %s %d: %w", kind, id, err)
+		return fmt.Errorf("delete %s %d: %w", k, id, err)
 	}
-	return w.addCount(kind, -1)
+	return w.addCount(k, -1)
 }
 
-func (w *WriteTx) addCount(kind Kind, delta int64) error {
+func (w *WriteTx) addCount(k kind.Kind, delta int64) error {
 	b := w.tx.Bucket(bucketCounts)
-	n, _ := decodeUint(b.Get([]byte(kind)))
+	n, _ := decodeUint(b.Get(bucketOf(k)))
 	next := int64(n) + delta
 	if next < 0 {
 		// Only reachable through a damaged counter; never store a negative.
 		next = 0
 	}
-	if err := b.Put([]byte(kind), encodeUint(uint64(next))); err != nil {
-		return fmt.Errorf("update %s count: %w", kind, err)
+	if err := b.Put(bucketOf(k), encodeUint(uint64(next))); err != nil {
+		return fmt.Errorf("update %s count: %w", k, err)
 	}
 	return nil
 }
@@ -271,7 +266,7 @@ func (w *WriteTx) SetSyncState(st SyncState) error {
 	if err := checkKind(st.Kind); err != nil {
 		return fmt.Errorf("set sync state: %w", err)
 	}
-	return w.putJSON(bucketSync, []byte(st.Kind), st)
+	return w.putJSON(bucketSync, bucketOf(st.Kind), st.onDisk())
 }
 
 // SetMeta stores a small caller-defined value under key (in a bucket of its

@@ -1,8 +1,37 @@
 // Package sync keeps one user's store and index in step with OpenProject.
 //
-// A Worker crawls the five kinds in order (projects, work packages with
-// their activities, wiki pages, meetings with their agenda items); a
-// Scheduler runs it on a jittered cron schedule and on demand.
+// A Worker (NewWorker) crawls the five kinds in order (projects, work
+// packages with their activities, wiki pages, meetings with their agenda
+// items); a Scheduler runs it on a jittered cron schedule and on demand.
+// A Runner does that for the one user of a single-user process, a Manager
+// for the many users of an HTTP server (lazy open, idle close).
+//
+// # What it owns
+//
+//   - The crawl plan per kind, incremental cursors, wiki id probing,
+//     deletion reconciliation (and the refusal of mass deletions), per-item
+//     retries, progress and the per-run Report, whose Summary is what
+//     `opsearch sync --json` prints and the control socket carries.
+//   - The order of writes that makes a crash harmless: store first, then
+//     index, with a pending marker between (below).
+//   - The one place per kind where an entity becomes an index document
+//     (docs.go), for the crawl, the recovery and RebuildIndex alike, and
+//     the check that the index reflects the store (IndexMismatch).
+//   - Opening a user's files (OpenUser, OpenLocal) with their lock
+//     timeouts, identity check and background rebuild; one worker per
+//     user, scheduling with jitter, and what is known about reaching
+//     OpenProject (Upstream).
+//
+// # What it must not know
+//
+//   - MCP, HTTP routes, the CLI or the control socket: they drive it
+//     through Worker, Scheduler, Runner and Manager and the hooks in their
+//     options (OnSync, OnOpen).
+//   - Searching and ranking: package search and the scorer read what sync
+//     wrote; sync never queries the index for results.
+//   - Store buckets or bleve internals: it speaks store's typed API,
+//     indexer's Document and Index, and kind.Kind. It talks to OpenProject
+//     only through the API interface that openproject.Client satisfies.
 //
 // # Crawl plan
 //

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
 )
@@ -68,12 +69,12 @@ func storedWorkPackageDocs(tx *store.ReadTx, wps []openproject.WorkPackage) ([]i
 // docFromStore builds the document of doc id from the store's copy; found
 // is false when the entity is not stored (or the id is not a document id).
 func docFromStore(tx *store.ReadTx, docID string) (indexer.Document, bool, error) {
-	kind, id, ok := indexer.ParseDocID(docID)
+	k, id, ok := indexer.ParseDocID(docID)
 	if !ok {
 		return indexer.Document{}, false, nil
 	}
-	switch kind {
-	case indexer.KindWorkPackage:
+	switch k {
+	case kind.WorkPackage:
 		wp, found, err := tx.WorkPackage(id)
 		if err != nil || !found {
 			return indexer.Document{}, false, err
@@ -83,19 +84,19 @@ func docFromStore(tx *store.ReadTx, docID string) (indexer.Document, bool, error
 			return indexer.Document{}, false, err
 		}
 		return docs[0], true, nil
-	case indexer.KindWikiPage:
+	case kind.WikiPage:
 		p, found, err := tx.WikiPage(id)
 		if err != nil || !found {
 			return indexer.Document{}, false, err
 		}
 		return wikiDocs([]openproject.WikiPage{p})[0], true, nil
-	case indexer.KindMeeting:
+	case kind.Meeting:
 		m, found, err := tx.Meeting(id)
 		if err != nil || !found {
 			return indexer.Document{}, false, err
 		}
 		return meetingDocs([]openproject.Meeting{m})[0], true, nil
-	case indexer.KindProject:
+	case kind.Project:
 		p, found, err := tx.Project(id)
 		if err != nil || !found {
 			return indexer.Document{}, false, err
@@ -103,24 +104,6 @@ func docFromStore(tx *store.ReadTx, docID string) (indexer.Document, bool, error
 		return projectDocs([]openproject.Project{p})[0], true, nil
 	}
 	return indexer.Document{}, false, nil
-}
-
-// kindPair is a stored kind that has documents and its document kind.
-type kindPair struct {
-	store store.Kind
-	doc   indexer.Kind
-}
-
-// docKinds returns the stored kinds that have documents, with their
-// document kinds. Activities have none: they are part of their work
-// package's document.
-func docKinds() [4]kindPair {
-	return [4]kindPair{
-		{store.KindProject, indexer.KindProject},
-		{store.KindWorkPackage, indexer.KindWorkPackage},
-		{store.KindWikiPage, indexer.KindWikiPage},
-		{store.KindMeeting, indexer.KindMeeting},
-	}
 }
 
 // rebuildBatch is the number of entities read per store transaction in a
@@ -147,10 +130,10 @@ var _ Rebuilder = (*indexer.Bleve)(nil)
 // add could put a stale copy into the new index.
 func RebuildIndex(ctx context.Context, st *store.Store, idx Rebuilder, progress func(done, total int)) error {
 	total := 0
-	for _, k := range docKinds() {
-		n, err := st.Count(k.store)
+	for _, k := range indexer.Kinds() {
+		n, err := st.Count(k)
 		if err != nil {
-			return fmt.Errorf("count stored %s: %w", k.store, err)
+			return fmt.Errorf("count stored %s: %w", k, err)
 		}
 		total += n
 	}
@@ -203,7 +186,7 @@ func RebuildIndex(ctx context.Context, st *store.Store, idx Rebuilder, progress 
 // verdict (*indexer.Bleve.NeedsRebuild) and its per-kind counts.
 type CheckableIndex interface {
 	NeedsRebuild() (bool, string)
-	Count(ctx context.Context) (map[indexer.Kind]uint64, error)
+	Count(ctx context.Context) (map[kind.Kind]uint64, error)
 }
 
 var _ CheckableIndex = (*indexer.Bleve)(nil)
@@ -222,13 +205,13 @@ func IndexMismatch(ctx context.Context, st *store.Store, idx CheckableIndex) (st
 	if err != nil {
 		return "", fmt.Errorf("count index documents: %w", err)
 	}
-	for _, k := range docKinds() {
-		n, err := st.Count(k.store)
+	for _, k := range indexer.Kinds() {
+		n, err := st.Count(k)
 		if err != nil {
-			return "", fmt.Errorf("count stored %s: %w", k.store, err)
+			return "", fmt.Errorf("count stored %s: %w", k, err)
 		}
-		if uint64(n) != counts[k.doc] {
-			return fmt.Sprintf("count mismatch: index has %d %s documents, store has %d", counts[k.doc], k.doc, n), nil
+		if uint64(n) != counts[k] {
+			return fmt.Sprintf("count mismatch: index has %d %s documents, store has %d", counts[k], k, n), nil
 		}
 	}
 	return "", nil

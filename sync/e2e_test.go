@@ -15,6 +15,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -63,9 +64,9 @@ func syncUser(t testing.TB, u *User) Report {
 
 // indexIDs lists every document in the index by kind, through the
 // search API with an empty query (match all), page by page.
-func indexIDs(t testing.TB, idx indexer.Index) map[indexer.Kind][]int64 {
+func indexIDs(t testing.TB, idx indexer.Index) map[kind.Kind][]int64 {
 	t.Helper()
-	out := map[indexer.Kind][]int64{}
+	out := map[kind.Kind][]int64{}
 	const size = 1000
 	for from := 0; ; from += size {
 		res, err := idx.Search(context.Background(), indexer.SearchOptions{From: from, Size: size})
@@ -101,20 +102,20 @@ func find(t testing.TB, idx indexer.Index, q string) []string {
 
 // checkIndexEqualsStore asserts that the index holds exactly one document
 // per stored entity of every kind, and that its counts agree.
-func checkIndexEqualsStore(t testing.TB, u *User) map[indexer.Kind][]int64 {
+func checkIndexEqualsStore(t testing.TB, u *User) map[kind.Kind][]int64 {
 	t.Helper()
 	got := indexIDs(t, u.Index)
 	counts, err := u.Index.Count(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range docKinds() {
-		want := storedIDs(t, u.Store, k.store)
-		if !slices.Equal(got[k.doc], want) {
-			t.Errorf("%s: index has %d documents, store %d (index head %v, store head %v)", k.doc, len(got[k.doc]), len(want), head(got[k.doc]), head(want))
+	for _, k := range indexer.Kinds() {
+		want := storedIDs(t, u.Store, k)
+		if !slices.Equal(got[k], want) {
+			t.Errorf("%s: index has %d documents, store %d (index head %v, store head %v)", k, len(got[k]), len(want), head(got[k]), head(want))
 		}
-		if counts[k.doc] != uint64(len(want)) {
-			t.Errorf("%s: index counts %d, store %d", k.doc, counts[k.doc], len(want))
+		if counts[k] != uint64(len(want)) {
+			t.Errorf("%s: index counts %d, store %d", k, counts[k], len(want))
 		}
 	}
 	if reason, err := IndexMismatch(context.Background(), u.Store, u.Index); err != nil || reason != "" {
@@ -127,9 +128,9 @@ func checkIndexEqualsStore(t testing.TB, u *User) map[indexer.Kind][]int64 {
 func checkVisibleE2E(t testing.TB, e *e2e, u *User) {
 	t.Helper()
 	want := visible(e.srv.Dataset(), optest.AliceKey)
-	for _, k := range docKinds() {
-		if got := storedIDs(t, u.Store, k.store); !slices.Equal(got, want[k.store]) {
-			t.Errorf("%s: stored %d ids, alice sees %d", k.store, len(got), len(want[k.store]))
+	for _, k := range indexer.Kinds() {
+		if got := storedIDs(t, u.Store, k); !slices.Equal(got, want[k]) {
+			t.Errorf("%s: stored %d ids, alice sees %d", k, len(got), len(want[k]))
 		}
 	}
 	checkIndexEqualsStore(t, u)
@@ -184,7 +185,7 @@ func TestE2EFullAndUnchangedSync(t *testing.T) {
 func editAgendaNotes(t testing.TB, srv *optest.Server, skip int64, word string) int64 {
 	t.Helper()
 	d := srv.Dataset()
-	vis := visible(d, optest.AliceKey)[store.KindMeeting]
+	vis := visible(d, optest.AliceKey)[kind.Meeting]
 	for _, m := range d.Meetings {
 		if m.ID == skip || len(m.AgendaItems) == 0 || !slices.Contains(vis, m.ID) {
 			continue
@@ -218,11 +219,11 @@ func changeScenario(t testing.TB, e *e2e, u *User) (got, limit int) {
 	checkVisibleE2E(t, e, u)
 
 	wantFound := map[string]string{
-		"Quokka":   indexer.DocID(indexer.KindWorkPackage, subjectWP),
-		"wombat":   indexer.DocID(indexer.KindWorkPackage, commentWP),
-		"Platypus": indexer.DocID(indexer.KindWikiPage, newWiki),
-		"Echidna":  indexer.DocID(indexer.KindMeeting, meeting),
-		"Axolotl":  indexer.DocID(indexer.KindMeeting, notesMeeting),
+		"Quokka":   indexer.DocID(kind.WorkPackage, subjectWP),
+		"wombat":   indexer.DocID(kind.WorkPackage, commentWP),
+		"Platypus": indexer.DocID(kind.WikiPage, newWiki),
+		"Echidna":  indexer.DocID(kind.Meeting, meeting),
+		"Axolotl":  indexer.DocID(kind.Meeting, notesMeeting),
 	}
 	for q, id := range wantFound {
 		if ids := find(t, u.Index, q); !slices.Equal(ids, []string{id}) {
@@ -230,10 +231,10 @@ func changeScenario(t testing.TB, e *e2e, u *User) (got, limit int) {
 		}
 	}
 	ids := indexIDs(t, u.Index)
-	if slices.Contains(ids[indexer.KindWorkPackage], deletedWP) {
+	if slices.Contains(ids[kind.WorkPackage], deletedWP) {
 		t.Errorf("deleted work package %d still indexed", deletedWP)
 	}
-	if slices.Contains(ids[indexer.KindWikiPage], deletedWiki) {
+	if slices.Contains(ids[kind.WikiPage], deletedWiki) {
 		t.Errorf("deleted wiki page %d still indexed", deletedWiki)
 	}
 
@@ -241,7 +242,7 @@ func changeScenario(t testing.TB, e *e2e, u *User) (got, limit int) {
 	// 3 extra probes past the new wiki page, the id listing (plus the
 	// count that triggered it) and 1 deletion check.
 	pageSize := e.opts.WorkerOptions.withDefaults().PageSize
-	wpPages := (len(visible(e.srv.Dataset(), optest.AliceKey)[store.KindWorkPackage]) + 1 + pageSize - 1) / pageSize
+	wpPages := (len(visible(e.srv.Dataset(), optest.AliceKey)[kind.WorkPackage]) + 1 + pageSize - 1) / pageSize
 	limit = e.opts.WorkerOptions.UnchangedSyncRequests() + 2 + 2 + 3 + wpPages + 1
 	if got > limit {
 		t.Errorf("change sync made %d requests, bound %d: %v", got, limit, e.srv.Requests())
@@ -300,9 +301,9 @@ func TestE2ECancellationConverges(t *testing.T) {
 			t.Fatalf("k=%d: store differs from uninterrupted sync at %v", k, d)
 		}
 		got := checkIndexEqualsStore(t, u)
-		for _, kind := range indexer.Kinds() {
-			if !slices.Equal(got[kind], wantIDs[kind]) {
-				t.Fatalf("k=%d: %s documents differ from uninterrupted sync", k, kind)
+		for _, dk := range indexer.Kinds() {
+			if !slices.Equal(got[dk], wantIDs[dk]) {
+				t.Fatalf("k=%d: %s documents differ from uninterrupted sync", k, dk)
 			}
 		}
 		if counts, _ := u.Index.Count(t.Context()); !mapsEqual(counts, wantCounts) {
@@ -397,7 +398,7 @@ func TestE2ERebuildFromStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := idx.Delete(t.Context(), indexer.DocID(indexer.KindWorkPackage, want[indexer.KindWorkPackage][0])); err != nil {
+	if err := idx.Delete(t.Context(), indexer.DocID(kind.WorkPackage, want[kind.WorkPackage][0])); err != nil {
 		t.Fatal(err)
 	}
 	idx.Close()
@@ -504,30 +505,30 @@ func TestE2ELegacyProfile(t *testing.T) {
 	e := newE2E(t, opgen.Generate(smallGen), optest.Options{Profile: optest.ProfileLegacy}, Options{})
 	u := e.open(t, nil)
 	rep := syncUser(t, u)
-	if !rep.Kinds[store.KindMeeting].Unsupported {
+	if !rep.Kinds[kind.Meeting].Unsupported {
 		t.Error("meetings not reported unsupported")
 	}
-	ms, _ := u.Store.SyncState(store.KindMeeting)
+	ms, _ := u.Store.SyncState(kind.Meeting)
 	if !ms.Unsupported || ms.Note == "" || !ms.Complete || ms.LastError != "" {
 		t.Errorf("meeting state: %+v", ms)
 	}
-	ws, _ := u.Store.SyncState(store.KindWikiPage)
+	ws, _ := u.Store.SyncState(kind.WikiPage)
 	if ws.Note != noWikiText || !ws.Complete {
 		t.Errorf("wiki state: %+v", ws)
 	}
 	// Alice sees meetings the legacy server cannot list; everything else
 	// must be there.
 	want := visible(e.srv.Dataset(), optest.AliceKey)
-	for _, k := range []store.Kind{store.KindProject, store.KindWorkPackage, store.KindWikiPage} {
+	for _, k := range []kind.Kind{kind.Project, kind.WorkPackage, kind.WikiPage} {
 		if got := storedIDs(t, u.Store, k); !slices.Equal(got, want[k]) {
 			t.Errorf("%s: stored %d ids, alice sees %d", k, len(got), len(want[k]))
 		}
 	}
 	checkIndexEqualsStore(t, u)
-	if n := indexIDs(t, u.Index)[indexer.KindMeeting]; len(n) != 0 {
+	if n := indexIDs(t, u.Index)[kind.Meeting]; len(n) != 0 {
 		t.Errorf("legacy index has %d meetings", len(n))
 	}
-	if n := indexIDs(t, u.Index)[indexer.KindWikiPage]; len(n) == 0 {
+	if n := indexIDs(t, u.Index)[kind.WikiPage]; len(n) == 0 {
 		t.Error("legacy wiki pages not indexed by title")
 	}
 }
@@ -584,7 +585,7 @@ func TestE2EDamagedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	syncUser(t, u)
-	want := storedIDs(t, u.Store, store.KindWorkPackage)
+	want := storedIDs(t, u.Store, kind.WorkPackage)
 	dir := u.Dir
 	u.Close()
 
@@ -606,7 +607,7 @@ func TestE2EDamagedStore(t *testing.T) {
 		t.Fatalf("OpenLocal on a damaged store: %v", err)
 	}
 	u = e.open(t, nil)
-	if n, _ := u.Store.Count(store.KindWorkPackage); n != 0 {
+	if n, _ := u.Store.Count(kind.WorkPackage); n != 0 {
 		t.Fatalf("the store opened after setting the damaged one aside holds %d work packages", n)
 	}
 	aside, _ := filepath.Glob(path + ".damaged-*")
@@ -617,7 +618,7 @@ func TestE2EDamagedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	syncUser(t, u)
-	if got := storedIDs(t, u.Store, store.KindWorkPackage); !slices.Equal(got, want) {
+	if got := storedIDs(t, u.Store, kind.WorkPackage); !slices.Equal(got, want) {
 		t.Errorf("after the re-crawl %d work packages, want %d", len(got), len(want))
 	}
 }

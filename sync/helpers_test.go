@@ -13,6 +13,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -107,7 +108,7 @@ func newEnv(t testing.TB, gen opgen.GenOptions, sopts optest.Options, opts Optio
 	t.Helper()
 	srv, base := optesting.Start(t, opgen.Generate(gen), sopts)
 	e := &env{srv: srv, base: base, st: openStore(t), idx: newMemIndex(), opts: opts}
-	e.w = New(newClient(t, base, optest.AliceKey, nil), e.st, e.idx, opts)
+	e.w = NewWorker(newClient(t, base, optest.AliceKey, nil), e.st, e.idx, opts)
 	return e
 }
 
@@ -121,7 +122,7 @@ func (e *env) sync(t testing.TB) Report {
 }
 
 // visible is what alice can see in the fake's current data, per kind.
-func visible(d *optest.Dataset, key string) map[store.Kind][]int64 {
+func visible(d *optest.Dataset, key string) map[kind.Kind][]int64 {
 	var u optest.User
 	for _, x := range d.Users {
 		if x.APIKey == key {
@@ -134,23 +135,23 @@ func visible(d *optest.Dataset, key string) map[store.Kind][]int64 {
 			sees[p.ID] = true
 		}
 	}
-	out := map[store.Kind][]int64{}
+	out := map[kind.Kind][]int64{}
 	for id := range sees {
-		out[store.KindProject] = append(out[store.KindProject], id)
+		out[kind.Project] = append(out[kind.Project], id)
 	}
 	for _, wp := range d.WorkPackages {
 		if sees[wp.Project.ID] {
-			out[store.KindWorkPackage] = append(out[store.KindWorkPackage], wp.ID)
+			out[kind.WorkPackage] = append(out[kind.WorkPackage], wp.ID)
 		}
 	}
 	for _, p := range d.WikiPages {
 		if sees[p.Project.ID] {
-			out[store.KindWikiPage] = append(out[store.KindWikiPage], p.ID)
+			out[kind.WikiPage] = append(out[kind.WikiPage], p.ID)
 		}
 	}
 	for _, m := range d.Meetings {
 		if sees[m.Project.ID] {
-			out[store.KindMeeting] = append(out[store.KindMeeting], m.ID)
+			out[kind.Meeting] = append(out[kind.Meeting], m.ID)
 		}
 	}
 	for k := range out {
@@ -159,7 +160,7 @@ func visible(d *optest.Dataset, key string) map[store.Kind][]int64 {
 	return out
 }
 
-func storedIDs(t testing.TB, st *store.Store, k store.Kind) []int64 {
+func storedIDs(t testing.TB, st *store.Store, k kind.Kind) []int64 {
 	t.Helper()
 	ids, err := st.IDs(k)
 	if err != nil {
@@ -173,7 +174,7 @@ func storedIDs(t testing.TB, st *store.Store, k store.Kind) []int64 {
 func dump(t testing.TB, st *store.Store) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	put := func(k store.Kind, id int64, v any) {
+	put := func(k kind.Kind, id int64, v any) {
 		b, _ := json.Marshal(v)
 		out[string(k)+":"+itoa(id)] = string(b)
 	}
@@ -185,31 +186,31 @@ func dump(t testing.TB, st *store.Store) map[string]string {
 	}
 	check(st.ScanProjects(ctx, 500, func(ps []openproject.Project) error {
 		for _, p := range ps {
-			put(store.KindProject, p.ID, p)
+			put(kind.Project, p.ID, p)
 		}
 		return nil
 	}))
 	check(st.ScanWorkPackages(ctx, 500, func(ws []openproject.WorkPackage) error {
 		for _, w := range ws {
-			put(store.KindWorkPackage, w.ID, w)
+			put(kind.WorkPackage, w.ID, w)
 		}
 		return nil
 	}))
 	check(st.ScanActivities(ctx, 500, func(as []store.WorkPackageActivities) error {
 		for _, a := range as {
-			put(store.KindActivity, a.WorkPackageID, a.Activities)
+			put(kind.Activity, a.WorkPackageID, a.Activities)
 		}
 		return nil
 	}))
 	check(st.ScanWikiPages(ctx, 500, func(ps []openproject.WikiPage) error {
 		for _, p := range ps {
-			put(store.KindWikiPage, p.ID, p)
+			put(kind.WikiPage, p.ID, p)
 		}
 		return nil
 	}))
 	check(st.ScanMeetings(ctx, 500, func(ms []openproject.Meeting) error {
 		for _, m := range ms {
-			put(store.KindMeeting, m.ID, m)
+			put(kind.Meeting, m.ID, m)
 		}
 		return nil
 	}))
@@ -259,11 +260,9 @@ func checkIndexMatchesStore(t testing.TB, st *store.Store, idx *memIndex) {
 	t.Helper()
 	want := map[string]string{}
 	err := st.View(context.Background(), func(tx *store.ReadTx) error {
-		for _, k := range []store.Kind{store.KindProject, store.KindWorkPackage, store.KindWikiPage, store.KindMeeting} {
+		for _, k := range indexer.Kinds() {
 			for _, id := range tx.IDs(k) {
-				dk := map[store.Kind]indexer.Kind{store.KindProject: indexer.KindProject, store.KindWorkPackage: indexer.KindWorkPackage,
-					store.KindWikiPage: indexer.KindWikiPage, store.KindMeeting: indexer.KindMeeting}[k]
-				doc, found, err := docFromStore(tx, indexer.DocID(dk, id))
+				doc, found, err := docFromStore(tx, indexer.DocID(k, id))
 				if err != nil || !found {
 					return err
 				}

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
-	"github.com/opsearch/opsearch/store"
 )
 
 // testAttachment closes the user and counts syncs.
@@ -267,7 +267,7 @@ func TestManagerCloseWaitsForRevokedStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Closed files: the store refuses reads.
-	if _, err := att.u.Store.Count(store.KindWorkPackage); err == nil {
+	if _, err := att.u.Store.Count(kind.WorkPackage); err == nil {
 		t.Error("Close returned while the revoked user's store was still open")
 	}
 }
@@ -309,7 +309,7 @@ func TestManagerOnOpen(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	if err != nil || rep.Kinds[store.KindWorkPackage] == nil || rep.Kinds[store.KindWorkPackage].Fetched == 0 {
+	if err != nil || rep.Kinds[kind.WorkPackage] == nil || rep.Kinds[kind.WorkPackage].Fetched == 0 {
 		t.Fatalf("sync through the hook: %+v, %v", rep, err)
 	}
 	l.Release()

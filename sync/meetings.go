@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
 )
@@ -65,14 +66,14 @@ func (w *Worker) syncProjects(ctx context.Context, r *run, st *store.SyncState, 
 	}
 	kr.Updated = len(puts)
 
-	gone, err := w.confirmGone(ctx, store.KindProject, listed, func(ctx context.Context, id int64) error {
+	gone, err := w.confirmGone(ctx, kind.Project, listed, func(ctx context.Context, id int64) error {
 		_, err := r.api.Project(ctx, strconv.FormatInt(id, 10))
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("verify project deletions: %w", err)
 	}
-	return w.deleteEntities(ctx, store.KindProject, gone, kr)
+	return w.deleteEntities(ctx, kind.Project, gone, kr)
 }
 
 // confirmGone returns the stored ids of kind that are not in listed and
@@ -83,10 +84,10 @@ func (w *Worker) syncProjects(ctx context.Context, r *run, st *store.SyncState, 
 // deletes nothing. A candidate whose fetch fails otherwise (an item
 // failure) is kept and checked again by the next sync, which will list it
 // or not.
-func (w *Worker) confirmGone(ctx context.Context, kind store.Kind, listed map[int64]bool, get func(context.Context, int64) error) ([]int64, error) {
-	stored, err := w.st.IDs(kind)
+func (w *Worker) confirmGone(ctx context.Context, k kind.Kind, listed map[int64]bool, get func(context.Context, int64) error) ([]int64, error) {
+	stored, err := w.st.IDs(k)
 	if err != nil {
-		return nil, fmt.Errorf("read %s ids: %w", kind, err)
+		return nil, fmt.Errorf("read %s ids: %w", k, err)
 	}
 	var gone []int64
 	for _, id := range stored {
@@ -98,7 +99,7 @@ func (w *Worker) confirmGone(ctx context.Context, kind store.Kind, listed map[in
 		case errors.Is(err, openproject.ErrNotFound):
 			gone = append(gone, id)
 		case itemFailure(ctx, err):
-			w.log.Warn("deletion check failed, kept for the next sync", "kind", kind, "id", id, "error", err)
+			w.log.Warn("deletion check failed, kept for the next sync", "kind", k, "id", id, "error", err)
 		case err != nil:
 			return nil, err
 		}
@@ -157,14 +158,14 @@ func (w *Worker) syncMeetings(ctx context.Context, r *run, st *store.SyncState, 
 			st.Retry = dropID(st.Retry, id)
 		}
 	}
-	gone, err := w.confirmGone(ctx, store.KindMeeting, listed, func(ctx context.Context, id int64) error {
+	gone, err := w.confirmGone(ctx, kind.Meeting, listed, func(ctx context.Context, id int64) error {
 		_, err := r.api.Meeting(ctx, id)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("verify meeting deletions: %w", err)
 	}
-	if err := w.deleteEntities(ctx, store.KindMeeting, gone, kr); err != nil {
+	if err := w.deleteEntities(ctx, kind.Meeting, gone, kr); err != nil {
 		return err
 	}
 	st.Complete = true

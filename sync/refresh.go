@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
 )
@@ -59,19 +60,19 @@ func (w *Worker) RefreshWorkPackage(ctx context.Context, id int64) error {
 	if err != nil {
 		return fmt.Errorf("refresh work package %d: %w", id, err)
 	}
-	docID := indexer.DocID(indexer.KindWorkPackage, id)
+	docID := indexer.DocID(kind.WorkPackage, id)
 	if !found {
 		if !stored {
 			return nil
 		}
 		err = w.commitLocked(ctx, func(tx *store.WriteTx) error {
-			return tx.Delete(store.KindWorkPackage, id)
+			return tx.Delete(kind.WorkPackage, id)
 		}, nil, []string{docID}, nil)
 		if err != nil {
 			return fmt.Errorf("refresh work package %d: %w", id, err)
 		}
 		// The id-filtered listing no longer shows it: a confirmed deletion.
-		w.log.Info("deleted entity", "kind", store.KindWorkPackage, "id", id, "reason", "a refresh's id-filtered listing no longer shows it")
+		w.log.Info("deleted entity", "kind", kind.WorkPackage, "id", id, "reason", "a refresh's id-filtered listing no longer shows it")
 		return nil
 	}
 	if stored && old.UpdatedAt.After(wp.UpdatedAt) {

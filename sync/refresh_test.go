@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/optest"
-	"github.com/opsearch/opsearch/store"
 )
 
 // TestRefreshWorkPackage covers the three outcomes of a refresh: a changed
@@ -20,7 +20,7 @@ func TestRefreshWorkPackage(t *testing.T) {
 	e := newEnv(t, smallGen, optest.Options{}, Options{})
 	e.sync(t)
 	ctx := t.Context()
-	wps := visible(e.srv.Dataset(), optest.AliceKey)[store.KindWorkPackage]
+	wps := visible(e.srv.Dataset(), optest.AliceKey)[kind.WorkPackage]
 	changed, deleted := wps[0], wps[len(wps)-1]
 	if err := e.srv.UpdateWorkPackage(changed, func(wp *openproject.WorkPackage) { wp.Subject = "Narwhal rollout" }); err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestRefreshWorkPackage(t *testing.T) {
 	if err := e.srv.DeleteWorkPackage(deleted); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := e.st.SyncState(store.KindWorkPackage)
+	before, _ := e.st.SyncState(kind.WorkPackage)
 
 	e.srv.ResetRequests()
 	if err := e.w.RefreshWorkPackage(ctx, changed); err != nil {
@@ -64,7 +64,7 @@ func TestRefreshWorkPackage(t *testing.T) {
 	if err := e.w.RefreshWorkPackage(ctx, 0); err == nil {
 		t.Error("refresh of id 0 succeeded")
 	}
-	after, _ := e.st.SyncState(store.KindWorkPackage)
+	after, _ := e.st.SyncState(kind.WorkPackage)
 	if !after.Cursor.Equal(before.Cursor) || !after.LastSuccess.Equal(before.LastSuccess) {
 		t.Errorf("refresh moved the sync state: %+v -> %+v", before, after)
 	}
@@ -81,7 +81,7 @@ func TestRefreshWorkPackage(t *testing.T) {
 func TestRefreshWorkPackage_UpstreamFault(t *testing.T) {
 	e := newEnv(t, smallGen, optest.Options{}, Options{})
 	e.sync(t)
-	id := visible(e.srv.Dataset(), optest.AliceKey)[store.KindWorkPackage][0]
+	id := visible(e.srv.Dataset(), optest.AliceKey)[kind.WorkPackage][0]
 	snap := e.idx.snapshot()
 	e.srv.SetFaults(optest.Faults{FailNext: 100, FailStatus: 500})
 	if err := e.w.RefreshWorkPackage(t.Context(), id); err == nil || !strings.Contains(err.Error(), "refresh work package") {
@@ -97,7 +97,7 @@ func TestRefreshWorkPackage_UpstreamFault(t *testing.T) {
 func TestSyncKeepsNewerRefresh(t *testing.T) {
 	e := newEnv(t, smallGen, optest.Options{}, Options{})
 	e.sync(t)
-	id := visible(e.srv.Dataset(), optest.AliceKey)[store.KindWorkPackage][0]
+	id := visible(e.srv.Dataset(), optest.AliceKey)[kind.WorkPackage][0]
 	if err := e.srv.UpdateWorkPackage(id, func(wp *openproject.WorkPackage) { wp.Subject = "Old listing" }); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestSyncKeepsNewerRefresh(t *testing.T) {
 	}
 	// Replay the sync's handling of the stale page.
 	r := &run{api: e.w.api, report: &Report{}}
-	st, _ := e.st.SyncState(store.KindWorkPackage)
+	st, _ := e.st.SyncState(kind.WorkPackage)
 	if _, err := e.w.workPackagePage(context.Background(), r, stale.Items, &KindReport{}, &st); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSyncKeepsNewerRefresh(t *testing.T) {
 func TestRefreshTransientNotFound(t *testing.T) {
 	e := newEnv(t, smallGen, optest.Options{}, Options{})
 	e.sync(t)
-	id := visible(e.srv.Dataset(), optest.AliceKey)[store.KindWorkPackage][0]
+	id := visible(e.srv.Dataset(), optest.AliceKey)[kind.WorkPackage][0]
 	e.srv.SetFaults(optest.Faults{PathPrefix: fmt.Sprintf("/api/v3/work_packages/%d/activities", id), NotFoundNext: 1})
 	if err := e.w.RefreshWorkPackage(t.Context(), id); err == nil {
 		t.Error("refresh with a transient 404 on the activities succeeded")

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -38,7 +39,7 @@ func reliabilityData() *optest.Dataset {
 func reliabilityOpts() Options { return Options{PageSize: 50, WikiDeepMissRun: 30} }
 
 // syncState reads one kind's sync state.
-func syncState(t testing.TB, u *User, k store.Kind) store.SyncState {
+func syncState(t testing.TB, u *User, k kind.Kind) store.SyncState {
 	t.Helper()
 	st, err := u.Store.SyncState(k)
 	if err != nil {
@@ -57,7 +58,7 @@ func firstLeafWPs(d *optest.Dataset, n int) []int64 {
 		}
 	}
 	var out []int64
-	for _, id := range visible(d, optest.AliceKey)[store.KindWorkPackage] {
+	for _, id := range visible(d, optest.AliceKey)[kind.WorkPackage] {
 		if !parents[id] && len(out) < n {
 			out = append(out, id)
 		}
@@ -76,7 +77,7 @@ func TestSync_ItemFailureMarksForRetry(t *testing.T) {
 		// initial: sync before the fault (an incremental sync fails);
 		// otherwise the fault hits the first crawl.
 		initial bool
-		kind    store.Kind
+		kind    kind.Kind
 		// prepare changes the fake and returns the failing item, the
 		// fault path and a word the item's retried data must make
 		// searchable, and a word another changed item makes searchable
@@ -84,7 +85,7 @@ func TestSync_ItemFailureMarksForRetry(t *testing.T) {
 		prepare func(t *testing.T, srv *optest.Server) (id int64, path, retried, other string)
 	}{
 		{
-			name: "activities of a changed work package", initial: true, kind: store.KindWorkPackage,
+			name: "activities of a changed work package", initial: true, kind: kind.WorkPackage,
 			prepare: func(t *testing.T, srv *optest.Server) (int64, string, string, string) {
 				ids := firstLeafWPs(srv.Dataset(), 2)
 				if _, err := srv.AddComment(ids[0], 2, "the narwhal migration is done"); err != nil {
@@ -97,9 +98,9 @@ func TestSync_ItemFailureMarksForRetry(t *testing.T) {
 			},
 		},
 		{
-			name: "agenda of a changed meeting", initial: true, kind: store.KindMeeting,
+			name: "agenda of a changed meeting", initial: true, kind: kind.Meeting,
 			prepare: func(t *testing.T, srv *optest.Server) (int64, string, string, string) {
-				ms := visible(srv.Dataset(), optest.AliceKey)[store.KindMeeting]
+				ms := visible(srv.Dataset(), optest.AliceKey)[kind.Meeting]
 				if err := srv.UpdateMeeting(ms[0], func(m *openproject.Meeting) {
 					m.AgendaItems = append(m.AgendaItems, openproject.AgendaItem{Title: "Okapi budget", ItemType: "simple"})
 				}); err != nil {
@@ -112,7 +113,7 @@ func TestSync_ItemFailureMarksForRetry(t *testing.T) {
 			},
 		},
 		{
-			name: "activities during the first crawl", kind: store.KindWorkPackage,
+			name: "activities during the first crawl", kind: kind.WorkPackage,
 			prepare: func(t *testing.T, srv *optest.Server) (int64, string, string, string) {
 				ids := firstLeafWPs(srv.Dataset(), 2)
 				if _, err := srv.AddComment(ids[0], 2, "the narwhal migration is done"); err != nil {
@@ -133,8 +134,7 @@ func TestSync_ItemFailureMarksForRetry(t *testing.T) {
 				syncUser(t, u)
 			}
 			id, path, retried, other := tt.prepare(t, e.srv)
-			dk, _ := docKindOf(tt.kind)
-			docID := indexer.DocID(dk, id)
+			docID := indexer.DocID(tt.kind, id)
 
 			e.srv.SetFaults(optest.Faults{PathPrefix: path, FailNext: forever, FailStatus: 500})
 			rep, err := u.Worker.Sync(t.Context())
@@ -159,7 +159,7 @@ func TestSync_ItemFailureMarksForRetry(t *testing.T) {
 			if ids := find(t, u.Index, retried); len(ids) != 0 {
 				t.Errorf("%q found before its fetch succeeded: %v", retried, ids)
 			}
-			if !slices.Contains(indexIDs(t, u.Index)[dk], id) {
+			if !slices.Contains(indexIDs(t, u.Index)[tt.kind], id) {
 				t.Errorf("item %s not indexed as listed", docID)
 			}
 
@@ -197,10 +197,10 @@ func TestSync_OutageOfItemRequestsFailsKind(t *testing.T) {
 	// /api/v3/work_packages, without the slash.
 	e.srv.SetFaults(optest.Faults{PathPrefix: "/api/v3/work_packages/", FailNext: forever, FailStatus: 500})
 	rep, err := u.Worker.Sync(t.Context())
-	if err == nil || !errors.Is(rep.Kinds[store.KindWorkPackage].Err, openproject.ErrServer) {
+	if err == nil || !errors.Is(rep.Kinds[kind.WorkPackage].Err, openproject.ErrServer) {
 		t.Fatalf("sync during an activities outage: %v", err)
 	}
-	if st := syncState(t, u, store.KindWorkPackage); len(st.Retry) != 0 || !st.Complete {
+	if st := syncState(t, u, kind.WorkPackage); len(st.Retry) != 0 || !st.Complete {
 		t.Errorf("state: retry %v, complete %t", st.Retry, st.Complete)
 	}
 	if d := diffMaps(before, dump(t, u.Store)); len(d) > 0 {
@@ -236,7 +236,7 @@ func TestSync_FirstCrawlUnderServerErrors(t *testing.T) {
 			u := e.open(t, nil)
 			e.srv.SetFaults(tt.faults)
 			done := func() bool {
-				for _, k := range store.Kinds() {
+				for _, k := range kind.All() {
 					st := syncState(t, u, k)
 					if !st.Complete || st.LastError != "" || len(st.Retry) != 0 {
 						return false
@@ -251,7 +251,7 @@ func TestSync_FirstCrawlUnderServerErrors(t *testing.T) {
 				t.Logf("sync %d: %d requests, error %v", syncs, rep.Requests, err)
 			}
 			if !done() {
-				for _, k := range store.Kinds() {
+				for _, k := range kind.All() {
 					st := syncState(t, u, k)
 					t.Errorf("%s after %d syncs: complete %t, retry %v, error %q", k, syncs, st.Complete, st.Retry, st.LastError)
 				}
@@ -295,17 +295,17 @@ func (l *logBuffer) String() string {
 func TestSync_TransientNotFoundKeepsData(t *testing.T) {
 	tests := []struct {
 		name string
-		kind store.Kind
+		kind kind.Kind
 		// prepare changes the fake (so the item is fetched) and returns
 		// the path prefix that answers 404.
 		prepare func(t *testing.T, srv *optest.Server) string
 	}{
 		{
-			name: "every wiki page", kind: store.KindWikiPage,
+			name: "every wiki page", kind: kind.WikiPage,
 			prepare: func(t *testing.T, srv *optest.Server) string { return "/api/v3/wiki_pages/" },
 		},
 		{
-			name: "activities of a changed work package", kind: store.KindWorkPackage,
+			name: "activities of a changed work package", kind: kind.WorkPackage,
 			prepare: func(t *testing.T, srv *optest.Server) string {
 				id := firstLeafWPs(srv.Dataset(), 1)[0]
 				if err := srv.UpdateWorkPackage(id, func(wp *openproject.WorkPackage) { wp.Subject = "Quoll audit" }); err != nil {
@@ -315,9 +315,9 @@ func TestSync_TransientNotFoundKeepsData(t *testing.T) {
 			},
 		},
 		{
-			name: "agenda of a changed meeting", kind: store.KindMeeting,
+			name: "agenda of a changed meeting", kind: kind.Meeting,
 			prepare: func(t *testing.T, srv *optest.Server) string {
-				id := visible(srv.Dataset(), optest.AliceKey)[store.KindMeeting][0]
+				id := visible(srv.Dataset(), optest.AliceKey)[kind.Meeting][0]
 				if err := srv.UpdateMeeting(id, func(m *openproject.Meeting) { m.Title = "Quoll sync" }); err != nil {
 					t.Fatal(err)
 				}
@@ -348,7 +348,7 @@ func TestSync_TransientNotFoundKeepsData(t *testing.T) {
 			if kr := rep.Kinds[tt.kind]; kr.Deleted != 0 {
 				t.Errorf("report: %+v", kr)
 			}
-			if tt.kind == store.KindWikiPage {
+			if tt.kind == kind.WikiPage {
 				if st := syncState(t, u, tt.kind); !slices.Equal(st.Missing, before) {
 					t.Errorf("missing marks: %d, want all %d pages", len(st.Missing), len(before))
 				}
@@ -361,7 +361,7 @@ func TestSync_TransientNotFoundKeepsData(t *testing.T) {
 				t.Errorf("marks left after the clean sync: missing %v, retry %v", st.Missing, st.Retry)
 			}
 			checkVisibleE2E(t, e, u)
-			if ids := find(t, u.Index, "Quoll"); tt.kind != store.KindWikiPage && len(ids) != 1 {
+			if ids := find(t, u.Index, "Quoll"); tt.kind != kind.WikiPage && len(ids) != 1 {
 				t.Errorf("the changed item is not searchable: %v", ids)
 			}
 		})
@@ -375,18 +375,18 @@ func TestSync_TransientNotFoundKeepsData(t *testing.T) {
 func TestSync_DeletionsConfirmedAndLogged(t *testing.T) {
 	tests := []struct {
 		name  string
-		kind  store.Kind
+		kind  kind.Kind
 		syncs int // syncs until the deletion is applied
 		del   func(t *testing.T, srv *optest.Server) int64
 	}{
-		{name: "wiki page", kind: store.KindWikiPage, syncs: 2, del: func(t *testing.T, srv *optest.Server) int64 {
-			id := visible(srv.Dataset(), optest.AliceKey)[store.KindWikiPage][3]
+		{name: "wiki page", kind: kind.WikiPage, syncs: 2, del: func(t *testing.T, srv *optest.Server) int64 {
+			id := visible(srv.Dataset(), optest.AliceKey)[kind.WikiPage][3]
 			if err := srv.DeleteWikiPage(id); err != nil {
 				t.Fatal(err)
 			}
 			return id
 		}},
-		{name: "work package", kind: store.KindWorkPackage, syncs: 1, del: func(t *testing.T, srv *optest.Server) int64 {
+		{name: "work package", kind: kind.WorkPackage, syncs: 1, del: func(t *testing.T, srv *optest.Server) int64 {
 			id := firstLeafWPs(srv.Dataset(), 4)[3]
 			if err := srv.DeleteWorkPackage(id); err != nil {
 				t.Fatal(err)
@@ -426,11 +426,11 @@ func TestSync_DeletionsConfirmedAndLogged(t *testing.T) {
 func TestSync_MassDeletionRefused(t *testing.T) {
 	tests := []struct {
 		name  string
-		kind  store.Kind
+		kind  kind.Kind
 		syncs int // syncs until the deletion would be applied
 		del   func(t *testing.T, srv *optest.Server)
 	}{
-		{name: "work packages", kind: store.KindWorkPackage, syncs: 1, del: func(t *testing.T, srv *optest.Server) {
+		{name: "work packages", kind: kind.WorkPackage, syncs: 1, del: func(t *testing.T, srv *optest.Server) {
 			ids := firstLeafWPs(srv.Dataset(), 1000)
 			for _, id := range ids[:len(ids)/4] {
 				if err := srv.DeleteWorkPackage(id); err != nil {
@@ -438,8 +438,8 @@ func TestSync_MassDeletionRefused(t *testing.T) {
 				}
 			}
 		}},
-		{name: "wiki pages", kind: store.KindWikiPage, syncs: 2, del: func(t *testing.T, srv *optest.Server) {
-			ids := visible(srv.Dataset(), optest.AliceKey)[store.KindWikiPage]
+		{name: "wiki pages", kind: kind.WikiPage, syncs: 2, del: func(t *testing.T, srv *optest.Server) {
+			ids := visible(srv.Dataset(), optest.AliceKey)[kind.WikiPage]
 			for _, id := range ids[:len(ids)/4] {
 				if err := srv.DeleteWikiPage(id); err != nil {
 					t.Fatal(err)
@@ -480,7 +480,7 @@ func TestSync_MassDeletionRefused(t *testing.T) {
 			// The operator allows it: the same store and index, a worker
 			// with a larger share.
 			opts.MaxDeleteShare = 0.5
-			w := New(newClient(t, e.base, optest.AliceKey, nil), u.Store, u.Index, opts)
+			w := NewWorker(newClient(t, e.base, optest.AliceKey, nil), u.Store, u.Index, opts)
 			if _, err := w.Sync(t.Context()); err != nil {
 				t.Fatalf("sync with a larger share: %v", err)
 			}

@@ -346,7 +346,7 @@ func (r *Runner) openLocal(ctx context.Context) *opened {
 			}
 			// Through the Publisher, which writes the field under the
 			// lock its tools read it with.
-			o.w = New(r.opts.Client, u.Store, u.Index, r.workerOptions(u))
+			o.w = NewWorker(r.opts.Client, u.Store, u.Index, r.workerOptions(u))
 			r.opts.Publish.SetWorker(o.w)
 			return o
 		case err == nil:

@@ -40,7 +40,7 @@ func (g *gateAPI) ListProjects(ctx context.Context, o openproject.ListOptions) (
 func TestSchedulerSyncNow(t *testing.T) {
 	_, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 20, WikiPages: 3, Meetings: 2}), optest.Options{})
 	g := &gateAPI{API: newClient(t, base, optest.AliceKey, nil), entered: make(chan time.Time, 4), release: make(chan struct{})}
-	w := New(g, openStore(t), newMemIndex(), Options{})
+	w := NewWorker(g, openStore(t), newMemIndex(), Options{})
 	var mu gosync.Mutex
 	var synced []error
 	s, err := NewScheduler(w, SchedulerOptions{Spec: "@every 1h", NoJitter: true, OnSync: func(_ Report, err error) {

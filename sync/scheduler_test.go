@@ -94,7 +94,7 @@ func TestScheduler(t *testing.T) {
 	var logs bytes.Buffer
 	var logMu gosync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	w := New(h, openStore(t), newMemIndex(), Options{Logger: logger, WikiDeepMissRun: 30})
+	w := NewWorker(h, openStore(t), newMemIndex(), Options{Logger: logger, WikiDeepMissRun: 30})
 	done := &syncedLog{ch: make(chan error, 100)}
 	s, err := NewScheduler(w, SchedulerOptions{Spec: "@every 1s", NoJitter: true, Logger: logger, OnSync: done.on})
 	if err != nil {
@@ -163,7 +163,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 func TestStopCancelsSync(t *testing.T) {
 	srv, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 60, WikiPages: 10, Meetings: 5}), optest.Options{})
 	srv.SetFaults(optest.Faults{PathPrefix: "/api/v3/work_packages", HangNext: 1})
-	w := New(newClient(t, base, optest.AliceKey, nil), openStore(t), newMemIndex(), Options{})
+	w := NewWorker(newClient(t, base, optest.AliceKey, nil), openStore(t), newMemIndex(), Options{})
 	done := &syncedLog{ch: make(chan error, 10)}
 	s, err := NewScheduler(w, SchedulerOptions{OnSync: done.on})
 	if err != nil {

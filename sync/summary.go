@@ -4,16 +4,18 @@ import (
 	"errors"
 	"time"
 
-	"github.com/opsearch/opsearch/store"
+	"github.com/opsearch/opsearch/kind"
 )
 
 // Summary is a Report in plain data, as `opsearch sync --json` prints it
 // and the control socket carries it: errors become their messages.
 type Summary struct {
-	Started    time.Time              `json:"started"`
-	DurationMS int64                  `json:"durationMs"`
-	Requests   int                    `json:"requests"`
-	Kinds      map[string]KindSummary `json:"kinds"`
+	Started    time.Time `json:"started"`
+	DurationMS int64     `json:"durationMs"`
+	Requests   int       `json:"requests"`
+	// Kinds is keyed by kind, in the singular; decoding also accepts the
+	// plural keys of an earlier opsearch (kind.Kind.UnmarshalText).
+	Kinds map[kind.Kind]KindSummary `json:"kinds"`
 }
 
 // KindSummary is a KindReport in plain data.
@@ -27,13 +29,13 @@ type KindSummary struct {
 
 // Summary returns r in plain data.
 func (r Report) Summary() Summary {
-	s := Summary{Started: r.Started, DurationMS: r.Duration.Milliseconds(), Requests: r.Requests, Kinds: map[string]KindSummary{}}
+	s := Summary{Started: r.Started, DurationMS: r.Duration.Milliseconds(), Requests: r.Requests, Kinds: map[kind.Kind]KindSummary{}}
 	for k, kr := range r.Kinds {
 		ks := KindSummary{Fetched: kr.Fetched, Updated: kr.Updated, Deleted: kr.Deleted, Unsupported: kr.Unsupported}
 		if kr.Err != nil {
 			ks.Error = kr.Err.Error()
 		}
-		s.Kinds[string(k)] = ks
+		s.Kinds[k] = ks
 	}
 	return s
 }
@@ -41,13 +43,13 @@ func (r Report) Summary() Summary {
 // Report turns s back into a Report, each kind's error a plain error
 // with its message, for printing a sync that ran in another process.
 func (s Summary) Report() Report {
-	r := Report{Started: s.Started, Duration: time.Duration(s.DurationMS) * time.Millisecond, Requests: s.Requests, Kinds: map[store.Kind]*KindReport{}}
+	r := Report{Started: s.Started, Duration: time.Duration(s.DurationMS) * time.Millisecond, Requests: s.Requests, Kinds: map[kind.Kind]*KindReport{}}
 	for k, ks := range s.Kinds {
 		kr := &KindReport{Fetched: ks.Fetched, Updated: ks.Updated, Deleted: ks.Deleted, Unsupported: ks.Unsupported}
 		if ks.Error != "" {
 			kr.Err = errors.New(ks.Error)
 		}
-		r.Kinds[store.Kind(k)] = kr
+		r.Kinds[k] = kr
 	}
 	return r
 }

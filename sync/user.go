@@ -229,7 +229,7 @@ func OpenUser(ctx context.Context, dataDir string, api UserAPI, opts UserOptions
 	if wopts.Logger == nil {
 		wopts.Logger = u.log
 	}
-	u.Worker = New(api, u.Store, u.Index, wopts)
+	u.Worker = NewWorker(api, u.Store, u.Index, wopts)
 
 	reason, err := u.check(ctx)
 	if err != nil {
@@ -557,10 +557,10 @@ func (u *User) check(ctx context.Context) (string, error) {
 
 // storeEmpty reports whether the store holds no documents' entities.
 func (u *User) storeEmpty() (bool, error) {
-	for _, k := range docKinds() {
-		n, err := u.Store.Count(k.store)
+	for _, k := range indexer.Kinds() {
+		n, err := u.Store.Count(k)
 		if err != nil {
-			return false, fmt.Errorf("count stored %s: %w", k.store, err)
+			return false, fmt.Errorf("count stored %s: %w", k, err)
 		}
 		if n > 0 {
 			return false, nil

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
 )
@@ -66,7 +67,7 @@ func (w *Worker) syncWiki(ctx context.Context, r *run, st *store.SyncState, kr *
 		if next <= 0 {
 			next, runLen = 1, 0
 		}
-		maxKnown, err := w.st.MaxID(store.KindWikiPage)
+		maxKnown, err := w.st.MaxID(kind.WikiPage)
 		if err != nil {
 			return fmt.Errorf("read highest wiki page id: %w", err)
 		}
@@ -192,7 +193,7 @@ func (w *Worker) applyWiki(ctx context.Context, ids []int64, res []wikiResult, s
 		default:
 			retry, missing = dropID(retry, id), addID(missing, id)
 			if !wasMissing {
-				w.log.Info("wiki page answered 404, deleted if the next sync confirms", "kind", store.KindWikiPage, "id", id)
+				w.log.Info("wiki page answered 404, deleted if the next sync confirms", "kind", kind.WikiPage, "id", id)
 			}
 		}
 	}
@@ -240,7 +241,7 @@ func (w *Worker) recheckMarkedWiki(ctx context.Context, r *run, st *store.SyncSt
 		}
 		confirmed = append(confirmed, c...)
 	}
-	if err := w.deleteEntities(ctx, store.KindWikiPage, confirmed, kr); err != nil {
+	if err := w.deleteEntities(ctx, kind.WikiPage, confirmed, kr); err != nil {
 		return err
 	}
 	for _, id := range confirmed {
@@ -294,7 +295,7 @@ func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr 
 			return err
 		}
 		probed += n
-		w.progress(store.KindWikiPage, probed, -1)
+		w.progress(kind.WikiPage, probed, -1)
 		if failRun >= wikiOutageRun {
 			return fmt.Errorf("probe wiki pages: %d fetches in a row failed: %w", failRun, lastErr)
 		}
@@ -305,7 +306,7 @@ func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr 
 // recheckWiki re-reads up to WikiRecheck known pages, starting at the
 // first known id >= RecheckNext and wrapping around.
 func (w *Worker) recheckWiki(ctx context.Context, r *run, st *store.SyncState, kr *KindReport) error {
-	known, err := w.st.IDs(store.KindWikiPage)
+	known, err := w.st.IDs(kind.WikiPage)
 	if err != nil {
 		return fmt.Errorf("read wiki page ids: %w", err)
 	}

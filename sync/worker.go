@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
 )
@@ -122,7 +123,7 @@ type Options struct {
 	Now func() time.Time
 	// Progress, if set, is called as items of a kind are processed. total
 	// is -1 when unknown (wiki probing).
-	Progress func(kind store.Kind, done, total int)
+	Progress func(k kind.Kind, done, total int)
 }
 
 func (o Options) withDefaults() Options {
@@ -196,8 +197,8 @@ type Worker struct {
 	commitMu gosync.Mutex
 }
 
-// New returns a Worker. api must be authenticated as the store's user.
-func New(api API, st *store.Store, idx Index, opts Options) *Worker {
+// NewWorker returns a Worker. api must be authenticated as the store's user.
+func NewWorker(api API, st *store.Store, idx Index, opts Options) *Worker {
 	opts = opts.withDefaults()
 	return &Worker{api: api, st: st, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "sync")}
 }
@@ -209,7 +210,7 @@ type Report struct {
 	// Requests counts the API calls the worker made (client-side retries
 	// of one call count once).
 	Requests int
-	Kinds    map[store.Kind]*KindReport
+	Kinds    map[kind.Kind]*KindReport
 }
 
 // KindReport is what one sync did to one kind.
@@ -231,7 +232,7 @@ type KindReport struct {
 // Err returns the errors of all kinds joined, nil when every kind ran.
 func (r Report) Err() error {
 	var errs []error
-	for _, k := range store.Kinds() {
+	for _, k := range kind.All() {
 		if kr := r.Kinds[k]; kr != nil && kr.Err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", k, kr.Err))
 		}
@@ -258,7 +259,7 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 	}
 	defer w.running.Unlock()
 
-	rep = Report{Started: w.opts.Now(), Kinds: map[store.Kind]*KindReport{}}
+	rep = Report{Started: w.opts.Now(), Kinds: map[kind.Kind]*KindReport{}}
 	r := &run{report: &rep}
 	r.api = countingAPI{API: w.api, n: &r.calls}
 	defer func() {
@@ -270,13 +271,13 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 		return rep, fmt.Errorf("recover index: %w", err)
 	}
 	steps := []struct {
-		kind store.Kind
+		kind kind.Kind
 		fn   func(context.Context, *run, *store.SyncState, *KindReport) error
 	}{
-		{store.KindProject, w.syncProjects},
-		{store.KindWorkPackage, w.syncWorkPackages},
-		{store.KindWikiPage, w.syncWiki},
-		{store.KindMeeting, w.syncMeetings},
+		{kind.Project, w.syncProjects},
+		{kind.WorkPackage, w.syncWorkPackages},
+		{kind.WikiPage, w.syncWiki},
+		{kind.Meeting, w.syncMeetings},
 	}
 	for _, s := range steps {
 		kr := &KindReport{}
@@ -298,12 +299,12 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 
 // runKind wraps one kind's sync with its bookkeeping: LastStarted before,
 // LastFinished, LastSuccess, LastError and ItemsSeen after.
-func (w *Worker) runKind(ctx context.Context, r *run, kind store.Kind, kr *KindReport, fn func(context.Context, *run, *store.SyncState, *KindReport) error) error {
-	st, err := w.st.SyncState(kind)
+func (w *Worker) runKind(ctx context.Context, r *run, k kind.Kind, kr *KindReport, fn func(context.Context, *run, *store.SyncState, *KindReport) error) error {
+	st, err := w.st.SyncState(k)
 	if err != nil {
 		return fmt.Errorf("read sync state: %w", err)
 	}
-	st.Kind = kind
+	st.Kind = k
 	st.LastStarted = w.opts.Now()
 	if err := w.saveState(ctx, st); err != nil {
 		return err
@@ -442,32 +443,31 @@ func (w *Worker) commitLocked(ctx context.Context, write func(*store.WriteTx) er
 // deletions in this run (kr.Deleted) past MaxDeleteShare of what it held
 // when the run started: then it deletes nothing and returns an error
 // wrapping ErrTooManyDeletions.
-func (w *Worker) deleteEntities(ctx context.Context, kind store.Kind, ids []int64, kr *KindReport) error {
+func (w *Worker) deleteEntities(ctx context.Context, k kind.Kind, ids []int64, kr *KindReport) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	n, err := w.st.Count(kind)
+	n, err := w.st.Count(k)
 	if err != nil {
-		return fmt.Errorf("count stored %s: %w", kind, err)
+		return fmt.Errorf("count stored %s: %w", k, err)
 	}
 	held := n + kr.Deleted
 	if after := kr.Deleted + len(ids); w.opts.MaxDeleteShare < 1 && after > 1 &&
 		float64(after) > w.opts.MaxDeleteShare*float64(held) {
-		w.log.Warn("refusing mass deletion", "kind", kind, "delete", after, "stored", held, "max_share", w.opts.MaxDeleteShare)
+		w.log.Warn("refusing mass deletion", "kind", k, "delete", after, "stored", held, "max_share", w.opts.MaxDeleteShare)
 		return fmt.Errorf("delete %s: %w: %d of %d would go, more than %.4g%%; nothing was deleted (raise the sync's maximum delete share if the deletions are real)",
-			kind, ErrTooManyDeletions, after, held, w.opts.MaxDeleteShare*100)
+			k, ErrTooManyDeletions, after, held, w.opts.MaxDeleteShare*100)
 	}
-	dk, ok := docKindOf(kind)
-	if !ok {
-		return fmt.Errorf("delete %s: no document kind", kind)
+	if !slices.Contains(indexer.Kinds(), k) {
+		return fmt.Errorf("delete %s: no document kind", k)
 	}
 	dels := make([]string, len(ids))
 	for i, id := range ids {
-		dels[i] = indexer.DocID(dk, id)
+		dels[i] = indexer.DocID(k, id)
 	}
 	if err := w.commit(ctx, func(tx *store.WriteTx) error {
 		for _, id := range ids {
-			if err := tx.Delete(kind, id); err != nil {
+			if err := tx.Delete(k, id); err != nil {
 				return err
 			}
 		}
@@ -478,20 +478,10 @@ func (w *Worker) deleteEntities(ctx context.Context, kind store.Kind, ids []int6
 	// A deletion is the one change a later sync cannot undo by itself, so
 	// each is on record.
 	for _, id := range ids {
-		w.log.Info("deleted entity", "kind", kind, "id", id)
+		w.log.Info("deleted entity", "kind", k, "id", id)
 	}
 	kr.Deleted += len(ids)
 	return nil
-}
-
-// docKindOf is the document kind of a stored kind that has documents.
-func docKindOf(kind store.Kind) (indexer.Kind, bool) {
-	for _, k := range docKinds() {
-		if k.store == kind {
-			return k.doc, true
-		}
-	}
-	return "", false
 }
 
 // itemFailure reports whether err, from fetching one entity's own data,
@@ -530,9 +520,9 @@ func dropID(ids []int64, id int64) []int64 {
 }
 
 // progress reports progress if a callback is set.
-func (w *Worker) progress(kind store.Kind, done, total int) {
+func (w *Worker) progress(k kind.Kind, done, total int) {
 	if w.opts.Progress != nil {
-		w.opts.Progress(kind, done, total)
+		w.opts.Progress(k, done, total)
 	}
 }
 

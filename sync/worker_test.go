@@ -10,6 +10,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -21,14 +22,14 @@ var smallGen = opgen.GenOptions{Seed: 7, WorkPackages: 150, WikiPages: 40, Meeti
 func checkVisible(t *testing.T, e *env) {
 	t.Helper()
 	want := visible(e.srv.Dataset(), optest.AliceKey)
-	for _, k := range []store.Kind{store.KindProject, store.KindWorkPackage, store.KindWikiPage, store.KindMeeting} {
+	for _, k := range []kind.Kind{kind.Project, kind.WorkPackage, kind.WikiPage, kind.Meeting} {
 		if got := storedIDs(t, e.st, k); !slices.Equal(got, want[k]) {
 			t.Errorf("%s: stored %d ids, alice sees %d (first stored %v, first visible %v)", k, len(got), len(want[k]), head(got), head(want[k]))
 		}
 	}
 	// Every stored work package has its activity list.
-	if n, _ := e.st.Count(store.KindActivity); n != len(want[store.KindWorkPackage]) {
-		t.Errorf("activity lists: %d, want %d", n, len(want[store.KindWorkPackage]))
+	if n, _ := e.st.Count(kind.Activity); n != len(want[kind.WorkPackage]) {
+		t.Errorf("activity lists: %d, want %d", n, len(want[kind.WorkPackage]))
 	}
 	checkIndexMatchesStore(t, e.st, e.idx)
 }
@@ -40,17 +41,17 @@ func TestFullSyncThenUnchanged(t *testing.T) {
 	rep := e.sync(t)
 	checkVisible(t, e)
 	// Alice never gets bob's private project.
-	for _, id := range storedIDs(t, e.st, store.KindProject) {
+	for _, id := range storedIDs(t, e.st, kind.Project) {
 		p, _, _ := e.st.Project(id)
 		if p.Identifier == "bob-private" {
 			t.Fatal("alice's store holds bob-private")
 		}
 	}
-	if got := storedIDs(t, e.st, store.KindWikiPage); len(got) == 0 || got[len(got)-1] < 1000 {
+	if got := storedIDs(t, e.st, kind.WikiPage); len(got) == 0 || got[len(got)-1] < 1000 {
 		t.Errorf("wiki probing did not reach the pages above id 1000: %v", got[max(0, len(got)-3):])
 	}
 	states, _ := e.st.AllSyncStates()
-	for _, k := range store.Kinds() {
+	for _, k := range kind.All() {
 		if !states[k].Complete || states[k].LastError != "" || states[k].LastSuccess.IsZero() {
 			t.Errorf("%s state after full sync: %+v", k, states[k])
 		}
@@ -81,7 +82,7 @@ func applyChanges(t *testing.T, e *env) (subjectWP, commentWP, deletedWP, newWik
 	t.Helper()
 	d := e.srv.Dataset()
 	vis := visible(d, optest.AliceKey)
-	wps := vis[store.KindWorkPackage]
+	wps := vis[kind.WorkPackage]
 	parents := map[int64]bool{}
 	for _, wp := range d.WorkPackages {
 		if wp.Parent != nil {
@@ -105,7 +106,7 @@ func applyChanges(t *testing.T, e *env) (subjectWP, commentWP, deletedWP, newWik
 		t.Fatal(err)
 	}
 
-	wst, _ := e.st.SyncState(store.KindWikiPage)
+	wst, _ := e.st.SyncState(kind.WikiPage)
 	taken := map[int64]bool{}
 	for _, p := range d.WikiPages {
 		taken[p.ID] = true
@@ -123,14 +124,14 @@ func applyChanges(t *testing.T, e *env) (subjectWP, commentWP, deletedWP, newWik
 	if _, err := e.srv.AddWikiPage(openproject.WikiPage{ID: newWiki, Title: "Platypus runbook", Text: "restart the platypus", HasText: true, Project: openproject.Ref{ID: proj}}); err != nil {
 		t.Fatal(err)
 	}
-	known := storedIDs(t, e.st, store.KindWikiPage)
+	known := storedIDs(t, e.st, kind.WikiPage)
 	i, _ := slices.BinarySearch(known, wst.RecheckNext)
 	deletedWiki = known[i%len(known)]
 	if err := e.srv.DeleteWikiPage(deletedWiki); err != nil {
 		t.Fatal(err)
 	}
 
-	meeting = vis[store.KindMeeting][0]
+	meeting = vis[kind.Meeting][0]
 	if err := e.srv.UpdateMeeting(meeting, func(m *openproject.Meeting) {
 		m.AgendaItems = append(m.AgendaItems, openproject.AgendaItem{Title: "Echidna budget", Notes: "approved", ItemType: "simple"})
 	}); err != nil {
@@ -181,7 +182,7 @@ func TestChangesReflected(t *testing.T) {
 	// Proportional to the changes: 2 activity fetches, 1 agenda fetch, 3
 	// extra probes past the new wiki page, the id listing (3 pages of 50
 	// plus the count that triggered it) and 1 deletion check.
-	wpPages := (len(visible(e.srv.Dataset(), optest.AliceKey)[store.KindWorkPackage]) + 1 + 49) / 50
+	wpPages := (len(visible(e.srv.Dataset(), optest.AliceKey)[kind.WorkPackage]) + 1 + 49) / 50
 	limit := e.opts.UnchangedSyncRequests() + 2 + 1 + 3 + wpPages + 1
 	t.Logf("change sync: %d requests (bound %d): %v", got, limit, e.srv.Requests())
 	if got > limit {
@@ -197,7 +198,7 @@ func checkWikiDeletionPending(t testing.TB, st *store.Store, id int64) {
 	if _, found, _ := st.WikiPage(id); !found {
 		t.Errorf("wiki page %d deleted after a single 404", id)
 	}
-	ws, _ := st.SyncState(store.KindWikiPage)
+	ws, _ := st.SyncState(kind.WikiPage)
 	if !slices.Contains(ws.Missing, id) {
 		t.Errorf("wiki page %d not marked missing: %v", id, ws.Missing)
 	}
@@ -211,28 +212,28 @@ func TestLegacyProfile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("legacy sync: %v", err)
 	}
-	if !rep.Kinds[store.KindMeeting].Unsupported {
+	if !rep.Kinds[kind.Meeting].Unsupported {
 		t.Error("meetings not reported unsupported")
 	}
-	ms, _ := e.st.SyncState(store.KindMeeting)
+	ms, _ := e.st.SyncState(kind.Meeting)
 	if !ms.Unsupported || ms.Note == "" || !ms.Complete || ms.LastError != "" {
 		t.Errorf("meeting state: %+v", ms)
 	}
-	ws, _ := e.st.SyncState(store.KindWikiPage)
+	ws, _ := e.st.SyncState(kind.WikiPage)
 	if ws.Note != noWikiText || !ws.Complete {
 		t.Errorf("wiki state: %+v", ws)
 	}
-	if n, _ := e.st.Count(store.KindMeeting); n != 0 {
+	if n, _ := e.st.Count(kind.Meeting); n != 0 {
 		t.Errorf("legacy store has %d meetings", n)
 	}
 	want := visible(e.srv.Dataset(), optest.AliceKey)
-	if got := storedIDs(t, e.st, store.KindWikiPage); !slices.Equal(got, want[store.KindWikiPage]) {
-		t.Errorf("wiki pages: %d stored, %d visible", len(got), len(want[store.KindWikiPage]))
+	if got := storedIDs(t, e.st, kind.WikiPage); !slices.Equal(got, want[kind.WikiPage]) {
+		t.Errorf("wiki pages: %d stored, %d visible", len(got), len(want[kind.WikiPage]))
 	}
-	if got := storedIDs(t, e.st, store.KindWorkPackage); !slices.Equal(got, want[store.KindWorkPackage]) {
-		t.Errorf("work packages: %d stored, %d visible", len(got), len(want[store.KindWorkPackage]))
+	if got := storedIDs(t, e.st, kind.WorkPackage); !slices.Equal(got, want[kind.WorkPackage]) {
+		t.Errorf("work packages: %d stored, %d visible", len(got), len(want[kind.WorkPackage]))
 	}
-	for _, id := range storedIDs(t, e.st, store.KindWikiPage) {
+	for _, id := range storedIDs(t, e.st, kind.WikiPage) {
 		if p, _, _ := e.st.WikiPage(id); p.Text != "" || p.HasText {
 			t.Fatalf("legacy wiki page %d has text", id)
 		}
@@ -261,11 +262,11 @@ func TestWikiProbingAcrossGaps(t *testing.T) {
 	d.WikiPages = append(d.WikiPages, openproject.WikiPage{ID: 1450, Title: "Bob's", Project: openproject.Ref{ID: bobs}})
 	srv, base := optesting.Start(t, d, optest.Options{})
 	st, idx := openStore(t), newMemIndex()
-	w := New(newClient(t, base, optest.AliceKey, nil), st, idx, Options{WikiMissRun: 25, WikiDeepMissRun: 25})
+	w := NewWorker(newClient(t, base, optest.AliceKey, nil), st, idx, Options{WikiMissRun: 25, WikiDeepMissRun: 25})
 	if _, err := w.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := storedIDs(t, st, store.KindWikiPage); !slices.Equal(got, want) {
+	if got := storedIDs(t, st, kind.WikiPage); !slices.Equal(got, want) {
 		t.Fatalf("probing found %v..., want %d pages up to 1441", head(got), len(want))
 	}
 	// A page created later past bob's hidden one is found incrementally.
@@ -287,7 +288,7 @@ func TestCancellationConverges(t *testing.T) {
 
 	ref, refIdx := openStore(t), newMemIndex()
 	srv.ResetRequests()
-	if _, err := New(newClient(t, base, optest.AliceKey, nil), ref, refIdx, opts).Sync(t.Context()); err != nil {
+	if _, err := NewWorker(newClient(t, base, optest.AliceKey, nil), ref, refIdx, opts).Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	total := srv.TotalRequests()
@@ -305,12 +306,12 @@ func TestCancellationConverges(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		ca := &cancelAfter{k: k, cancel: cancel}
 		c := newClient(t, base, optest.AliceKey, func(rt http.RoundTripper) http.RoundTripper { ca.base = rt; return ca })
-		_, err := New(c, st, idx, opts).Sync(ctx)
+		_, err := NewWorker(c, st, idx, opts).Sync(ctx)
 		cancel()
 		if err != nil && !errors.Is(err, context.Canceled) {
 			t.Fatalf("k=%d: cancelled sync: %v", k, err)
 		}
-		if _, err := New(newClient(t, base, optest.AliceKey, nil), st, idx, opts).Sync(t.Context()); err != nil {
+		if _, err := NewWorker(newClient(t, base, optest.AliceKey, nil), st, idx, opts).Sync(t.Context()); err != nil {
 			t.Fatalf("k=%d: clean sync: %v", k, err)
 		}
 		if d := diffMaps(want, dump(t, st)); len(d) > 0 {
@@ -344,10 +345,10 @@ func TestIndexFailureRecovered(t *testing.T) {
 	_ = srv
 	st, mem := openStore(t), newMemIndex()
 	opts := Options{PageSize: 50}
-	if _, err := New(newClient(t, base, optest.AliceKey, nil), st, &failIndex{memIndex: mem, n: 2}, opts).Sync(t.Context()); err == nil {
+	if _, err := NewWorker(newClient(t, base, optest.AliceKey, nil), st, &failIndex{memIndex: mem, n: 2}, opts).Sync(t.Context()); err == nil {
 		t.Fatal("sync with a failing index succeeded")
 	}
-	if _, err := New(newClient(t, base, optest.AliceKey, nil), st, mem, opts).Sync(t.Context()); err != nil {
+	if _, err := NewWorker(newClient(t, base, optest.AliceKey, nil), st, mem, opts).Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	checkIndexMatchesStore(t, st, mem)
@@ -367,16 +368,16 @@ func TestUnauthenticatedKeepsData(t *testing.T) {
 	before := dump(t, e.st)
 	e.srv.SetFaults(optest.Faults{PathPrefix: "/api/v3/work_packages", FailNext: 1 << 20, FailStatus: 401})
 	rep, err := e.w.Sync(t.Context())
-	if err == nil || !errors.Is(rep.Kinds[store.KindWorkPackage].Err, openproject.ErrUnauthenticated) {
-		t.Fatalf("sync error %v, work package error %v", err, rep.Kinds[store.KindWorkPackage].Err)
+	if err == nil || !errors.Is(rep.Kinds[kind.WorkPackage].Err, openproject.ErrUnauthenticated) {
+		t.Fatalf("sync error %v, work package error %v", err, rep.Kinds[kind.WorkPackage].Err)
 	}
-	st, _ := e.st.SyncState(store.KindWorkPackage)
+	st, _ := e.st.SyncState(kind.WorkPackage)
 	// The data stays complete as of LastSuccess; LastError says the
 	// latest run failed (issue 11, item 5).
 	if st.LastError == "" || !st.Complete || st.LastSuccess.IsZero() || st.Cursor.IsZero() {
 		t.Errorf("work package state after 401: %+v", st)
 	}
-	if rep.Kinds[store.KindWikiPage].Err != nil || rep.Kinds[store.KindMeeting].Err != nil {
+	if rep.Kinds[kind.WikiPage].Err != nil || rep.Kinds[kind.Meeting].Err != nil {
 		t.Errorf("other kinds failed too: %v", rep.Err())
 	}
 	if d := diffMaps(before, dump(t, e.st)); len(d) > 0 {
@@ -408,7 +409,7 @@ func TestLargeAcceptance(t *testing.T) {
 	got := e.srv.TotalRequests()
 	e.sync(t) // confirms the wiki page deletion
 	checkVisible(t, e)
-	wpPages := (len(visible(e.srv.Dataset(), optest.AliceKey)[store.KindWorkPackage]) + 1 + 999) / 1000
+	wpPages := (len(visible(e.srv.Dataset(), optest.AliceKey)[kind.WorkPackage]) + 1 + 999) / 1000
 	limit := e.opts.UnchangedSyncRequests() + 2 + 1 + 3 + wpPages + 1
 	if got > limit {
 		t.Errorf("change sync: %d requests, bound %d", got, limit)

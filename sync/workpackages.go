@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
 )
@@ -74,7 +75,7 @@ func (w *Worker) syncWorkPackages(ctx context.Context, r *run, st *store.SyncSta
 			}
 		}
 		done += len(p.Items)
-		w.progress(store.KindWorkPackage, done, p.Total)
+		w.progress(kind.WorkPackage, done, p.Total)
 		return nil
 	})
 	w.activityState(ctx, actFetch, err)
@@ -289,12 +290,12 @@ func countErrs(errs []error) int {
 // the work packages: activities are fetched only for work packages whose
 // updatedAt or lockVersion moved.
 func (w *Worker) activityState(ctx context.Context, fetched int, runErr error) {
-	st, err := w.st.SyncState(store.KindActivity)
+	st, err := w.st.SyncState(kind.Activity)
 	if err != nil {
 		return
 	}
 	now := w.opts.Now()
-	st.Kind = store.KindActivity
+	st.Kind = kind.Activity
 	if st.LastStarted.IsZero() || runErr == nil {
 		st.LastStarted = now
 	}
@@ -324,7 +325,7 @@ func (w *Worker) reconcileWorkPackages(ctx context.Context, r *run, st *store.Sy
 		if err != nil {
 			return fmt.Errorf("count work packages: %w", err)
 		}
-		n, err := w.st.Count(store.KindWorkPackage)
+		n, err := w.st.Count(kind.WorkPackage)
 		if err != nil {
 			return fmt.Errorf("count stored work packages: %w", err)
 		}
@@ -367,7 +368,7 @@ const verifyChunk = 100
 // deleted, all at once after every chunk was checked, so the share limit
 // sees the whole deletion.
 func (w *Worker) deleteMissingWorkPackages(ctx context.Context, r *run, listed map[int64]bool, kr *KindReport) error {
-	stored, err := w.st.IDs(store.KindWorkPackage)
+	stored, err := w.st.IDs(kind.WorkPackage)
 	if err != nil {
 		return fmt.Errorf("read work package ids: %w", err)
 	}
@@ -399,5 +400,5 @@ func (w *Worker) deleteMissingWorkPackages(ctx context.Context, r *run, listed m
 			}
 		}
 	}
-	return w.deleteEntities(ctx, store.KindWorkPackage, gone, kr)
+	return w.deleteEntities(ctx, kind.WorkPackage, gone, kr)
 }

@@ -11,12 +11,11 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
-	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
 )
 
@@ -83,7 +82,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	prog := newProgress(e.stderr)
 	u, err := sync.OpenUser(ctx, *dataDir, client, sync.UserOptions{
 		Logger:        e.logger,
-		WorkerOptions: sync.Options{Logger: e.logger, Progress: func(k store.Kind, done, total int) { prog.update(string(k), done, total) }},
+		WorkerOptions: sync.Options{Logger: e.logger, Progress: func(k kind.Kind, done, total int) { prog.update(string(k), done, total) }},
 	})
 	if err != nil {
 		return fmt.Errorf("open the demo index: %w", err)
@@ -148,7 +147,7 @@ func demoExamples(d *optest.Dataset) []demoExample {
 			q := typo(long[0]) + " " + typo(long[1])
 			out = append(out, demoExample{
 				title: fmt.Sprintf("typos: %q (for work package #%d %q)", q, wp.ID, wp.Subject),
-				query: search.Query{Text: q, Kinds: []indexer.Kind{indexer.KindWorkPackage}, PageSize: 3},
+				query: search.Query{Text: q, Kinds: []kind.Kind{kind.WorkPackage}, PageSize: 3},
 			})
 			break
 		}
@@ -176,7 +175,7 @@ outcomes:
 					q = strings.TrimRight(q, ".,")
 					out = append(out, demoExample{
 						title: fmt.Sprintf("a meeting outcome: %q (in meeting #%d %q)", q, m.ID, m.Title),
-						query: search.Query{Text: q, Kinds: []indexer.Kind{indexer.KindMeeting}, PageSize: 3},
+						query: search.Query{Text: q, Kinds: []kind.Kind{kind.Meeting}, PageSize: 3},
 					})
 					break outcomes
 				}

@@ -59,7 +59,7 @@ func TestRun_Demo(t *testing.T) {
 	if strings.Contains(stdout, "no results") || strings.Contains(stdout, "search failed") {
 		t.Errorf("an example search found nothing:\n%s", stdout)
 	}
-	if !strings.Contains(errb.String(), "work_packages  300") {
+	if !strings.Contains(errb.String(), "work_package  300") {
 		t.Errorf("stderr shows no sync summary:\n%s", errb.String())
 	}
 	dirRE := regexp.MustCompile(`data directory: +(\S+)`)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/control"
-	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -81,7 +81,7 @@ func syncUser(ctx context.Context, e env, conn *connConfig, client *openproject.
 		return rep, dir, err
 	}
 	prog := newProgress(e.stderr)
-	uo.WorkerOptions.Progress = func(k store.Kind, done, total int) { prog.update(string(k), done, total) }
+	uo.WorkerOptions.Progress = func(k kind.Kind, done, total int) { prog.update(string(k), done, total) }
 	u, err := sync.OpenUser(ctx, conn.dataDir, meClient{client, me}, uo)
 	if err != nil {
 		return sync.Report{}, "", err
@@ -120,7 +120,7 @@ func dialHolder(ctx context.Context, e env, dir string) (*control.Client, error)
 func printSyncReport(w io.Writer, rep sync.Report, dir string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tFETCHED\tUPDATED\tDELETED\tRESULT")
-	for _, k := range store.Kinds() {
+	for _, k := range kind.All() {
 		kr := rep.Kinds[k]
 		if kr == nil {
 			continue
@@ -207,7 +207,7 @@ func runSearch(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	conn := bindConn(fs, e)
-	kind := fs.String("kind", "", "restrict to one kind: work_package, wiki_page, meeting or project")
+	kindName := fs.String("kind", "", "restrict to one kind: work_package, wiki_page, meeting or project")
 	project := fs.Int64("project", 0, "restrict to a project id")
 	limit := fs.Int("limit", 10, "number of results (1-100)")
 	exact := fs.Bool("exact", false, "match the query as written: no typos, no prefixes")
@@ -230,8 +230,14 @@ func runSearch(ctx context.Context, e env, args []string) error {
 	if strings.TrimSpace(q.Text) == "" {
 		return errors.New("the query is empty")
 	}
-	if *kind != "" {
-		q.Kinds = []indexer.Kind{indexer.Kind(*kind)}
+	if *kindName != "" {
+		// The plural ("work_packages"), as status printed kinds before,
+		// is accepted too; search.Query.Validate refuses the rest.
+		k, ok := kind.Parse(*kindName)
+		if !ok {
+			k = kind.Kind(*kindName)
+		}
+		q.Kinds = []kind.Kind{k}
 	}
 	if *project != 0 {
 		q.ProjectIDs = []int64{*project}
@@ -327,8 +333,8 @@ func runStatus(ctx context.Context, e env, args []string) error {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tSTORE\tINDEX\tLAST SYNC\tCOMPLETE\tLAST ERROR")
-	for _, k := range store.Kinds() {
-		kf := f.Kinds[string(k)]
+	for _, k := range kind.All() {
+		kf := f.Kinds[k]
 		idx, last, lastErr := "-", "never", "-"
 		if kf.Index != nil {
 			idx = strconv.Itoa(*kf.Index)

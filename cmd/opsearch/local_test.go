@@ -36,7 +36,7 @@ func TestCommands_SyncSearchStatus(t *testing.T) {
 	}
 
 	out := runOK("sync")
-	if !strings.Contains(out, "work_packages") || !strings.Contains(out, "synced in") {
+	if !strings.Contains(out, "work_package") || strings.Contains(out, "work_packages") || !strings.Contains(out, "synced in") {
 		t.Errorf("sync summary: %s", out)
 	}
 
@@ -72,6 +72,14 @@ func TestCommands_SyncSearchStatus(t *testing.T) {
 	if sr.Index["kinds"] == nil {
 		t.Errorf("search JSON has no index freshness: %v", sr.Index)
 	}
+	// The plural, as earlier versions printed kinds, is an alias.
+	plural := sr.Results
+	if err := json.Unmarshal([]byte(runOK("search", q, "--kind", "work_packages", "--json", "--limit", "5")), &sr); err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Results) != len(plural) || len(plural) > 0 && sr.Results[0].ID != plural[0].ID {
+		t.Errorf("--kind work_packages: %+v, --kind work_package: %+v", sr.Results, plural)
+	}
 
 	var st struct {
 		Kinds map[string]struct {
@@ -85,17 +93,20 @@ func TestCommands_SyncSearchStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(runOK("status", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"work_packages", "wiki_pages", "meetings", "projects", "activities"} {
+	for _, k := range []string{"work_package", "wiki_page", "meeting", "project", "activity"} {
 		ks, ok := st.Kinds[k]
 		if !ok || ks.Index == nil || ks.LastSync == nil || !ks.Complete || ks.LastError != nil {
 			t.Errorf("status %s = %+v", k, ks)
 		}
 	}
-	if wp := st.Kinds["work_packages"]; wp.Store == 0 || *wp.Index != wp.Store {
+	if len(st.Kinds) != 5 {
+		t.Errorf("status kinds %v", st.Kinds)
+	}
+	if wp := st.Kinds["work_package"]; wp.Store == 0 || *wp.Index != wp.Store {
 		t.Errorf("work packages: store %d, index %v", wp.Store, wp.Index)
 	}
-	if !strings.Contains(runOK("status"), "work_packages") {
-		t.Error("status table lacks work_packages")
+	if out := runOK("status"); !strings.Contains(out, "work_package") || strings.Contains(out, "work_packages") {
+		t.Errorf("status table does not spell work_package: %s", out)
 	}
 }
 
@@ -149,7 +160,7 @@ func TestCommands_SyncJSONReportsFailure(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("sync --json printed no report (exit %d): %v\nstdout: %q\nstderr: %s", code, err, out.String(), errb.String())
 	}
-	if code != 1 || rep.Kinds["meetings"].Error == "" || rep.Kinds["work_packages"].Fetched == 0 {
+	if code != 1 || rep.Kinds["meeting"].Error == "" || rep.Kinds["work_package"].Fetched == 0 {
 		t.Errorf("exit %d, report %+v; want exit 1, the meetings failure and the work packages fetched", code, rep)
 	}
 }

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/control"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/metrics"
 	"github.com/opsearch/opsearch/openproject"
-	"github.com/opsearch/opsearch/store"
 	"github.com/opsearch/opsearch/sync"
 )
 
@@ -239,7 +239,7 @@ type userMetrics struct {
 func (um userMetrics) onSync(u *sync.User, rep sync.Report, err error) {
 	um.m.ObserveSync(rep, err)
 	key := u.Dir // a path, only used as a map key inside metrics
-	for _, k := range store.Kinds() {
+	for _, k := range kind.All() {
 		if n, cerr := u.Store.Count(k); cerr == nil {
 			um.m.SetDocuments(key, string(k), n)
 		}
