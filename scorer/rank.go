@@ -204,7 +204,7 @@ func Rank(records []Record, query string, opts Options) []Result {
 		if bestRaw < threshold {
 			continue // with a zero MinScore even unmatched records pass, as in the reference
 		}
-		slices.SortStableFunc(matches, func(a, b Match) int { return compareDesc(a.Score, b.Score) })
+		slices.SortStableFunc(matches, func(a, b Match) int { return CompareScores(a.Score, b.Score) })
 		names := make([]string, len(matches))
 		for i, m := range matches {
 			names[i] = m.Field
@@ -220,7 +220,7 @@ func Rank(records []Record, query string, opts Options) []Result {
 	}
 
 	slices.SortStableFunc(results, func(a, b Result) int {
-		if c := compareDesc(a.Score, b.Score); c != 0 {
+		if c := CompareScores(a.Score, b.Score); c != 0 {
 			return c
 		}
 		if !opts.IgnoreRecency {
@@ -285,8 +285,12 @@ func scoreExact(needle, text string) FieldScore {
 	return FieldScore{Score: 1, Offsets: []int{i}}
 }
 
-// compareDesc orders larger scores first.
-func compareDesc(a, b float64) int {
+// CompareScores orders larger scores first, for sorting results: it is
+// negative when a > b, positive when a < b and 0 otherwise. A NaN score
+// (a NaN Field.Weight makes one) is thus equal to every score and keeps
+// its place in a stable sort; cmp.Compare would order it before every
+// number instead.
+func CompareScores(a, b float64) int {
 	switch {
 	case a > b:
 		return -1
