@@ -12,6 +12,7 @@ package eval
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,9 +131,7 @@ func ReadQueries(r io.Reader) ([]scorer.LabelledQuery, error) {
 		if q.ID == "" {
 			q.ID = "q" + strconv.Itoa(n)
 		}
-		if q.Kind == "" {
-			q.Kind = "unlabelled"
-		}
+		q.Kind = cmp.Or(q.Kind, "unlabelled")
 		for _, t := range q.Expect {
 			switch t.Type {
 			case "work_package", "wiki_page", "meeting", "project":

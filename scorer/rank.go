@@ -1,6 +1,7 @@
 package scorer
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -150,9 +151,7 @@ func Rank(records []Record, query string, opts Options) []Result {
 			maxWeight = max(maxWeight, f.Weight)
 		}
 	}
-	if maxWeight == 0 {
-		maxWeight = 1
-	}
+	maxWeight = cmp.Or(maxWeight, 1)
 
 	var t tokenizer // scratch buffers shared by all fields of this call
 	var bests []float64
