@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
@@ -167,33 +165,13 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 		return 0, err
 	}
 
-	acts := make([][]openproject.Activity, len(changed))
-	failed := make([]error, len(changed))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(w.opts.Concurrency)
+	ids := make([]int64, len(changed))
 	for i, wp := range changed {
-		g.Go(func() error {
-			// Go keeps starting queued functions after a failure.
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			a, err := r.api.Activities(gctx, wp.ID)
-			if itemFailure(gctx, err) {
-				failed[i] = fmt.Errorf("fetch activities of work package %d: %w", wp.ID, err)
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("fetch activities of work package %d: %w", wp.ID, err)
-			}
-			acts[i] = a
-			return nil
-		})
+		ids[i] = wp.ID
 	}
-	if err := g.Wait(); err != nil {
+	acts, failed, err := fetchEach(ctx, w.opts.Concurrency, "activities of work package", ids, r.api.Activities)
+	if err != nil {
 		return len(changed), err
-	}
-	if nf := countErrs(failed); nf > 1 && nf == len(changed) {
-		return len(changed), failed[0]
 	}
 
 	// A refresh after a write (RefreshWorkPackage) may have stored a newer
@@ -272,17 +250,6 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 	kr.Updated += len(docs)
 	kr.Retry += marked
 	return len(changed), nil
-}
-
-// countErrs counts the non-nil errors of errs.
-func countErrs(errs []error) int {
-	n := 0
-	for _, err := range errs {
-		if err != nil {
-			n++
-		}
-	}
-	return n
 }
 
 // activityState records the activities' own sync state, which follows
