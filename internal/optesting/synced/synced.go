@@ -30,18 +30,30 @@ type Env struct {
 	Client *openproject.Client
 	Store  *store.Store
 	Index  *indexer.Bleve
-	// Worker did the first sync; a test may sync again with it.
+	// Worker syncs the user's view into Store and Index.
 	Worker *sync.Worker
 }
 
-// Start serves d with optesting.Start, opens a store and, in its
-// "index" subdirectory, a bleve index in t.TempDir() (both closed when
-// the test ends), and runs one sync as the user with key, failing the
-// test if it fails.
+// Start serves d and syncs what the user with key sees into a fresh
+// store and index (see Open), failing the test if the sync fails.
 func Start(t testing.TB, d *optest.Dataset, key string) *Env {
 	t.Helper()
+	e := Open(t, d, openproject.Config{APIKey: key})
+	if _, err := e.Worker.Sync(context.Background()); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	return e
+}
+
+// Open serves d with optesting.Start, makes a client with cfg (its
+// BaseURL set to the fake's), and opens a store and, in its "index"
+// subdirectory, a bleve index in t.TempDir(), both closed when the test
+// ends, with a worker over them that has not synced yet.
+func Open(t testing.TB, d *optest.Dataset, cfg openproject.Config) *Env {
+	t.Helper()
 	srv, url := optesting.Start(t, d, optest.Options{})
-	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: key})
+	cfg.BaseURL = url
+	c, err := openproject.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +69,5 @@ func Start(t testing.TB, d *optest.Dataset, key string) *Env {
 	}
 	t.Cleanup(func() { idx.Close() })
 	w := sync.New(c, st, idx, sync.Options{})
-	if _, err := w.Sync(context.Background()); err != nil {
-		t.Fatalf("sync: %v", err)
-	}
 	return &Env{Server: srv, URL: url, Client: c, Store: st, Index: idx, Worker: w}
 }
