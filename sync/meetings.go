@@ -51,14 +51,7 @@ func (w *Worker) syncProjects(ctx context.Context, r *run, st *store.SyncState, 
 	}
 	docs := projectDocs(puts)
 	st.Complete = true
-	if err := w.commit(ctx, func(tx *store.WriteTx) error {
-		for _, p := range puts {
-			if err := tx.PutProject(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, docs, nil, st); err != nil {
+	if err := w.commit(ctx, putAll(puts, (*store.WriteTx).PutProject), docs, nil, st); err != nil {
 		return err
 	}
 	kr.Updated = len(puts)
@@ -220,14 +213,7 @@ func (w *Worker) meetingPage(ctx context.Context, r *run, items []openproject.Me
 	docs := meetingDocs(changed)
 	prev := st.Retry
 	st.Retry = retry
-	err = w.commit(ctx, func(tx *store.WriteTx) error {
-		for _, m := range changed {
-			if err := tx.PutMeeting(m); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, docs, nil, st)
+	err = w.commit(ctx, putAll(changed, (*store.WriteTx).PutMeeting), docs, nil, st)
 	if err != nil {
 		st.Retry = prev
 		return err

@@ -174,14 +174,7 @@ func (w *Worker) applyWiki(ctx context.Context, ids []int64, res []wikiResult, s
 	docs := wikiDocs(puts)
 	prevRetry, prevMissing := st.Retry, st.Missing
 	st.Retry, st.Missing = retry, missing
-	err = w.commit(ctx, func(tx *store.WriteTx) error {
-		for _, p := range puts {
-			if err := tx.PutWikiPage(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, docs, nil, st)
+	err = w.commit(ctx, putAll(puts, (*store.WriteTx).PutWikiPage), docs, nil, st)
 	if err != nil {
 		st.Retry, st.Missing = prevRetry, prevMissing
 		return nil, err
