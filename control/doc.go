@@ -14,4 +14,10 @@
 // POST /v1/search (a search.Query), POST /v1/sync. It is internal to one
 // opsearch version pair on one machine; the paths carry a version so a
 // mismatch fails clearly rather than silently.
+//
+// It owns the socket (its path, its permissions, the peer check), the
+// protocol and both ends of it: Listen and Attach serve a sync.User,
+// Dial and Client ask. It must not know how a search ranks or a sync
+// crawls (the holder's search.Engine and sync.User answer), nor the
+// commands' flags and output, which stay in cmd/opsearch.
 package control

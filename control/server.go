@@ -1,6 +1,7 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,9 +73,7 @@ func Listen(u *sync.User, syncNow func(context.Context) (sync.Report, error), op
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if opts.Command == "" {
-		opts.Command = "opsearch"
-	}
+	opts.Command = cmp.Or(opts.Command, "opsearch")
 	path, err := SocketPath(u.Dir)
 	if err != nil {
 		return nil, err

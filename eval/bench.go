@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -129,9 +130,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	if o.Queries <= 0 {
 		o.Queries = 100
 	}
-	if o.Seed == 0 {
-		o.Seed = 1
-	}
+	o.Seed = cmp.Or(o.Seed, 1)
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

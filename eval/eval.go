@@ -1,17 +1,8 @@
-// Package eval measures search quality offline: it runs labelled queries
-// (scorer.LabelledQuery) against a user's local index with several ranker
-// variants side by side, and reports recall@1/5/10, MRR@10 and nDCG@10 per
-// query kind and overall, the share of negative queries answered with
-// nothing, per-query detail, and TREC run and qrels files for external
-// tools (trec_eval, ir_measures). It makes no API calls.
-//
-// The package also holds a faithful implementation of the reference
-// server's live search (reference.go) and the benchmark that compares it
-// with opsearch's index (bench.go).
 package eval
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,9 +121,7 @@ func ReadQueries(r io.Reader) ([]scorer.LabelledQuery, error) {
 		if q.ID == "" {
 			q.ID = "q" + strconv.Itoa(n)
 		}
-		if q.Kind == "" {
-			q.Kind = "unlabelled"
-		}
+		q.Kind = cmp.Or(q.Kind, "unlabelled")
 		for _, t := range q.Expect {
 			switch t.Type {
 			case "work_package", "wiki_page", "meeting", "project":

@@ -10,12 +10,10 @@ import (
 
 	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/indexer"
-	"github.com/opsearch/opsearch/internal/optesting"
-	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/internal/optesting/synced"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
-	"github.com/opsearch/opsearch/sync"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -34,25 +32,8 @@ func syncInto(t *testing.T, d *optest.Dataset) (*store.Store, *indexer.Bleve) {
 // syncAs syncs d, as the user with key, into a fresh store and index.
 func syncAs(t *testing.T, d *optest.Dataset, key string) (*store.Store, *indexer.Bleve) {
 	t.Helper()
-	_, url := optesting.Start(t, d, optest.Options{})
-	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	idx, err := indexer.Open(filepath.Join(dir, "index"), indexer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { idx.Close() })
-	if _, err := sync.NewWorker(c, st, idx, sync.Options{}).Sync(context.Background()); err != nil {
-		t.Fatalf("sync: %v", err)
-	}
+	s := synced.Start(t, d, key)
+	st, idx := s.Store, s.Index
 	// Reproducible figures: term statistics of live documents only.
 	if err := idx.Compact(context.Background()); err != nil {
 		t.Fatal(err)

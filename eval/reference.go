@@ -181,7 +181,7 @@ func (r *ReferenceSearch) Search(ctx context.Context, query string, limit int) (
 		hits = append(hits, RefHit{ID: id, Score: s})
 	}
 	slices.SortFunc(hits, func(a, b RefHit) int {
-		if c := compareDesc(a.Score, b.Score); c != 0 {
+		if c := scorer.CompareScores(a.Score, b.Score); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)
@@ -238,14 +238,4 @@ func isFatal(err error) bool {
 		return e.Status == 401 || e.Status == 403 || e.Status == 429
 	}
 	return false
-}
-
-func compareDesc(a, b float64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
 }

@@ -288,30 +288,57 @@ func (b *Bleve) Rebuild(ctx context.Context, fill func(add func(docs ...Document
 	defer b.rebuildMu.Unlock()
 
 	tmp := fmt.Sprintf("%s.rebuild-%d", b.dir, time.Now().UnixNano())
-	nidx, err := b.create(tmp)
+	nidx, err := b.startBuilding(tmp)
 	if err != nil {
 		return err
 	}
-	discard := func() {
-		b.mu.Lock()
-		b.building = nil
-		b.mu.Unlock()
-		_ = nidx.Close()
-		_ = os.RemoveAll(tmp)
+	if err := fillIndex(ctx, nidx, fill); err != nil {
+		b.discardBuilding(nidx, tmp)
+		return fmt.Errorf("fill index: %w", err)
+	}
+	if err := mergeSegments(ctx, nidx); err != nil {
+		b.discardBuilding(nidx, tmp)
+		return fmt.Errorf("merge index: %w", err)
+	}
+	return b.swap(nidx, tmp)
+}
+
+// startBuilding creates the new index in tmp and makes it b.building, so
+// that writes through Index and Delete reach it from now on. It fails
+// with ErrClosed, leaving nothing behind, when b is closed.
+func (b *Bleve) startBuilding(tmp string) (bleve.Index, error) {
+	nidx, err := b.create(tmp)
+	if err != nil {
+		return nil, err
 	}
 	b.mu.Lock()
 	if b.idx == nil {
 		b.mu.Unlock()
 		_ = nidx.Close()
 		_ = os.RemoveAll(tmp)
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	b.building = nidx
 	b.mu.Unlock()
+	return nidx, nil
+}
 
-	// Batches are mapped in add (so the caller may reuse its slices) and
-	// applied by two workers: a batch waits for its segment to be persisted,
-	// and overlapping two keeps both cores busy (measured ~1.2 → ~1.9 cores).
+// discardBuilding ends a failed rebuild: writes stop reaching the new
+// index, which is closed and deleted; the live one stays.
+func (b *Bleve) discardBuilding(nidx bleve.Index, tmp string) {
+	b.mu.Lock()
+	b.building = nil
+	b.mu.Unlock()
+	_ = nidx.Close()
+	_ = os.RemoveAll(tmp)
+}
+
+// fillIndex runs fill with an add that puts documents into nidx. Batches
+// are mapped in add (so the caller may reuse its slices) and applied by
+// two workers: a batch waits for its segment to be persisted, and
+// overlapping two keeps both cores busy (measured ~1.2 → ~1.9 cores). It
+// returns fill's error, else the first failed batch's, else ctx's.
+func fillIndex(ctx context.Context, nidx bleve.Index, fill func(add func(docs ...Document) error) error) error {
 	batches := make(chan *bleve.Batch, rebuildWorkers)
 	var wg sync.WaitGroup
 	var errOnce sync.Once
@@ -335,14 +362,9 @@ func (b *Bleve) Rebuild(ctx context.Context, fill func(add func(docs ...Document
 				return err
 			}
 			n := min(len(docs), batchSize)
-			batch := nidx.NewBatch()
-			for _, d := range docs[:n] {
-				if d.ID == "" {
-					return errors.New("index document: empty id")
-				}
-				if err := batch.Index(d.ID, toBleveDoc(d)); err != nil {
-					return fmt.Errorf("index document %s: %w", d.ID, err)
-				}
+			batch, err := mapBatch(nidx, docs[:n])
+			if err != nil {
+				return err
 			}
 			select {
 			case batches <- batch:
@@ -355,7 +377,7 @@ func (b *Bleve) Rebuild(ctx context.Context, fill func(add func(docs ...Document
 		}
 		return nil
 	}
-	err = fill(add)
+	err := fill(add)
 	close(batches)
 	wg.Wait()
 	if err == nil {
@@ -364,25 +386,39 @@ func (b *Bleve) Rebuild(ctx context.Context, fill func(add func(docs ...Document
 	if err == nil {
 		err = ctx.Err()
 	}
-	if err != nil {
-		discard()
-		return fmt.Errorf("fill index: %w", err)
-	}
-	// Merge the new index into one segment before it serves: searches
-	// look every term up per segment, and at 100k work packages a fresh
-	// build (~14 segments) answered at p50 7 ms versus 4.7 ms merged. The
-	// merge costs ~7 s there, off the serving path. A failed merge only
-	// costs speed, so only cancellation aborts.
-	if adv, err := nidx.Advanced(); err == nil {
-		if s, ok := adv.(*scorch.Scorch); ok {
-			if err := s.ForceMerge(ctx, nil); err != nil && ctx.Err() != nil {
-				discard()
-				return fmt.Errorf("merge index: %w", ctx.Err())
-			}
+	return err
+}
+
+// mapBatch maps docs into a new batch of nidx.
+func mapBatch(nidx bleve.Index, docs []Document) (*bleve.Batch, error) {
+	batch := nidx.NewBatch()
+	for _, d := range docs {
+		if d.ID == "" {
+			return nil, errors.New("index document: empty id")
+		}
+		if err := batch.Index(d.ID, toBleveDoc(d)); err != nil {
+			return nil, fmt.Errorf("index document %s: %w", d.ID, err)
 		}
 	}
-	if err := b.swap(nidx, tmp); err != nil {
-		return err
+	return batch, nil
+}
+
+// mergeSegments merges the new index into one segment before it serves:
+// searches look every term up per segment, and at 100k work packages a
+// fresh build (~14 segments) answered at p50 7 ms versus 4.7 ms merged.
+// The merge costs ~7 s there, off the serving path. A failed merge only
+// costs speed, so only cancellation is an error.
+func mergeSegments(ctx context.Context, nidx bleve.Index) error {
+	adv, err := nidx.Advanced()
+	if err != nil {
+		return nil
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil
+	}
+	if err := s.ForceMerge(ctx, nil); err != nil && ctx.Err() != nil {
+		return ctx.Err()
 	}
 	return nil
 }

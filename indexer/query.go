@@ -143,10 +143,7 @@ func fuzzyVariants(r index.IndexReader, field, t string, n int) []variant {
 			break
 		}
 		if e.Term != t {
-			dist := int(e.EditDistance)
-			if dist == 0 {
-				dist = 1 // not reported: assume one edit
-			}
+			dist := cmp.Or(int(e.EditDistance), 1) // not reported: assume one edit
 			all = append(all, variant{term: e.Term, dist: dist})
 		}
 	}

@@ -1,12 +1,3 @@
-// Package metrics exposes opsearch's Prometheus metrics: syncs, OpenProject
-// requests, search latency, indexed documents and active users.
-//
-// No metric carries a label that identifies a person, an API key or a
-// URL: document counts are summed across users, OpenProject requests are
-// counted by status class only, and every label takes its values from a
-// small fixed set. Each Metrics has its own registry (there is no
-// package-level state), so tests and several servers in one process do
-// not share counters.
 package metrics
 
 import (

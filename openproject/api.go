@@ -263,9 +263,7 @@ func wpPath(id int64) string { return "/api/v3/work_packages/" + strconv.FormatI
 func (c *Client) Activities(ctx context.Context, workPackageID int64) ([]Activity, error) {
 	acts, err := decodeAll(ctx, c, get(wpPath(workPackageID)+"/activities", nil), wireActivity.model)
 	for i := range acts {
-		if acts[i].WorkPackageID == 0 {
-			acts[i].WorkPackageID = workPackageID
-		}
+		acts[i].WorkPackageID = cmp.Or(acts[i].WorkPackageID, workPackageID)
 	}
 	return acts, err
 }
@@ -347,9 +345,7 @@ func (c *Client) Meeting(ctx context.Context, id int64) (Meeting, error) {
 func (c *Client) AgendaItems(ctx context.Context, meetingID int64) ([]AgendaItem, error) {
 	items, err := decodeAll(ctx, c, get("/api/v3/meetings/"+strconv.FormatInt(meetingID, 10)+"/agenda_items", nil), wireAgendaItem.model)
 	for i := range items {
-		if items[i].MeetingID == 0 {
-			items[i].MeetingID = meetingID
-		}
+		items[i].MeetingID = cmp.Or(items[i].MeetingID, meetingID)
 	}
 	return items, err
 }

@@ -2,6 +2,7 @@ package openproject
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -98,9 +99,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = DefaultUserAgent
-	}
+	cfg.UserAgent = cmp.Or(cfg.UserAgent, DefaultUserAgent)
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 4
 	}

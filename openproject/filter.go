@@ -2,6 +2,7 @@ package openproject
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -223,10 +224,7 @@ func (o ListOptions) Values() url.Values {
 	if len(o.SortBy) > 0 {
 		pairs := make([][2]string, len(o.SortBy))
 		for i, s := range o.SortBy {
-			dir := s.Direction
-			if dir == "" {
-				dir = "asc"
-			}
+			dir := cmp.Or(s.Direction, "asc")
 			pairs[i] = [2]string{s.Field, dir}
 		}
 		v.Set("sortBy", jsonText(pairs))

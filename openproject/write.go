@@ -1,6 +1,7 @@
 package openproject
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -133,9 +134,7 @@ func (c *Client) AddComment(ctx context.Context, workPackageID int64, text strin
 		return Activity{}, err
 	}
 	a := w.model()
-	if a.WorkPackageID == 0 {
-		a.WorkPackageID = workPackageID
-	}
+	a.WorkPackageID = cmp.Or(a.WorkPackageID, workPackageID)
 	return a, nil
 }
 

@@ -4,6 +4,16 @@
 // function is safe for concurrent use and the same input always gives the
 // same output.
 //
+// It owns the ranking rules (token, field and record scores, the gate,
+// the tie-break order, snippets), their tunable constants (Params) and
+// the relevance measures of the offline evaluation (RecallAt,
+// ReciprocalRankAt, NDCGAt over LabelledQuery). It must not know where
+// records come from or go: no store, index, OpenProject model or HTTP.
+// A record is an ID, weighted fields of text and a time; an ID is an
+// opaque string whose "kind:123" form only sets the tie-break order. It
+// imports nothing of opsearch but fold, the character fold every
+// component shares.
+//
 // The pipeline is:
 //
 //   - Normalize folds text (compatibility decomposition, diacritics

@@ -83,35 +83,27 @@ func DefaultParams() Params {
 // resolved replaces zero fields by their defaults and negative fields by
 // zero, so the scoring code can use the values as they are.
 func (p Params) resolved() Params {
-	p.MinScore = pickFloat(p.MinScore, MinScore)
-	p.BaseScale = pickFloat(p.BaseScale, BaseScale)
-	p.PhraseBonus = pickFloat(p.PhraseBonus, PhraseBonus)
-	p.EditPenalty = pickFloat(p.EditPenalty, EditPenalty)
-	p.MinFuzzyTokenLength = pickInt(p.MinFuzzyTokenLength, MinFuzzyTokenLength)
-	p.MinContainsTokenLength = pickInt(p.MinContainsTokenLength, MinContainsTokenLength)
-	p.MinSharedPrefix = pickInt(p.MinSharedPrefix, MinSharedPrefix)
-	p.SnippetLength = pickInt(p.SnippetLength, SnippetLength)
-	p.SnippetContextBefore = pickInt(p.SnippetContextBefore, SnippetContextBefore)
-	p.PrefixScore = pickFloat(p.PrefixScore, PrefixScore)
-	p.ContainsScore = pickFloat(p.ContainsScore, ContainsScore)
-	p.SharedPrefixBase = pickFloat(p.SharedPrefixBase, SharedPrefixBase)
-	p.SharedPrefixWeight = pickFloat(p.SharedPrefixWeight, SharedPrefixWeight)
-	p.WideBandLength = pickInt(p.WideBandLength, WideBandLength)
-	p.MinFuzzyQueryLength = pickInt(p.MinFuzzyQueryLength, MinFuzzyQueryLength)
+	p.MinScore = pick(p.MinScore, MinScore)
+	p.BaseScale = pick(p.BaseScale, BaseScale)
+	p.PhraseBonus = pick(p.PhraseBonus, PhraseBonus)
+	p.EditPenalty = pick(p.EditPenalty, EditPenalty)
+	p.MinFuzzyTokenLength = pick(p.MinFuzzyTokenLength, MinFuzzyTokenLength)
+	p.MinContainsTokenLength = pick(p.MinContainsTokenLength, MinContainsTokenLength)
+	p.MinSharedPrefix = pick(p.MinSharedPrefix, MinSharedPrefix)
+	p.SnippetLength = pick(p.SnippetLength, SnippetLength)
+	p.SnippetContextBefore = pick(p.SnippetContextBefore, SnippetContextBefore)
+	p.PrefixScore = pick(p.PrefixScore, PrefixScore)
+	p.ContainsScore = pick(p.ContainsScore, ContainsScore)
+	p.SharedPrefixBase = pick(p.SharedPrefixBase, SharedPrefixBase)
+	p.SharedPrefixWeight = pick(p.SharedPrefixWeight, SharedPrefixWeight)
+	p.WideBandLength = pick(p.WideBandLength, WideBandLength)
+	p.MinFuzzyQueryLength = pick(p.MinFuzzyQueryLength, MinFuzzyQueryLength)
 	return p
 }
 
-func pickFloat(v, def float64) float64 {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0
-	}
-	return v
-}
-
-func pickInt(v, def int) int {
+// pick resolves one Params field: zero is def, a negative value is an
+// explicit zero, anything else (NaN included) is kept.
+func pick[T int | float64](v, def T) T {
 	switch {
 	case v == 0:
 		return def

@@ -1,6 +1,7 @@
 package scorer
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -115,115 +116,180 @@ func Rank(records []Record, query string, opts Options) []Result {
 	p := opts.Params.resolved()
 	trimmed := trimQuery(query)
 	if trimmed == "" {
-		n := len(records)
-		if opts.Limit > 0 {
-			n = min(n, opts.Limit)
-		}
-		out := make([]Result, n)
-		for i := range out {
-			out[i] = Result{ID: records[i].ID, Index: i}
-		}
-		return out
+		return inInputOrder(records, opts.Limit)
 	}
+	k := newRanker(trimmed, records, opts, p)
+	// Scratch of this call, shared by all records: the tokenizer's
+	// buffers and, for the cross-field score, each query token's best
+	// score over a record's fields. Made here, a short bests can live
+	// on the stack.
+	var t tokenizer
+	var bests []float64
+	if k.crossWeight > 0 && len(k.qs) > 1 {
+		bests = make([]float64, len(k.qs))
+	}
+	var results []Result
+	for ri, r := range records {
+		if res, ok := k.score(&t, bests, r); ok {
+			res.Index = ri
+			results = append(results, res)
+		}
+	}
+	sortResults(results, records, opts.IgnoreRecency)
+	if opts.Limit > 0 && len(results) > opts.Limit {
+		results = results[:opts.Limit]
+	}
+	return results
+}
 
+// inInputOrder is Rank's answer to a blank query: every record, up to
+// limit when it is positive, in input order, with score 0 and no matches.
+func inInputOrder(records []Record, limit int) []Result {
+	n := len(records)
+	if limit > 0 {
+		n = min(n, limit)
+	}
+	out := make([]Result, n)
+	for i := range out {
+		out[i] = Result{ID: records[i].ID, Index: i}
+	}
+	return out
+}
+
+// ranker is what Rank prepares once for a query and uses on every record.
+type ranker struct {
+	p Params // resolved
+	// exact is containment mode; needle is then the normalised query,
+	// and qs, in fuzzy mode, the query tokens.
+	exact  bool
+	needle string
+	qs     []tok
+	// threshold is the gate on a record's best raw score.
+	threshold float64
+	// maxWeight normalises weighted scores (see maxDeclaredWeight).
+	maxWeight float64
+	// crossWeight is Options.CrossFieldWeight.
+	crossWeight float64
+}
+
+// newRanker chooses the mode and the gate for the trimmed query and
+// prepares the query for that mode. Exact containment is used when
+// opts.Exact is set, when the query is shorter than MinFuzzyQueryLength
+// runes or when it has no tokens; any exact hit passes the gate.
+func newRanker(trimmed string, records []Record, opts Options, p Params) ranker {
 	queryTokens := QueryTokens(trimmed)
-	exact := opts.Exact || utf8.RuneCountInString(trimmed) < p.MinFuzzyQueryLength || len(queryTokens) == 0
-	threshold := p.MinScore
-	var needle string
-	var qs []tok
-	if exact {
-		threshold = epsilon
-		needle = Normalize(trimmed)
-	} else {
-		qs = make([]tok, len(queryTokens))
-		for i, q := range queryTokens {
-			qs[i] = newTok(q)
-		}
+	k := ranker{
+		p:           p,
+		exact:       opts.Exact || utf8.RuneCountInString(trimmed) < p.MinFuzzyQueryLength || len(queryTokens) == 0,
+		threshold:   p.MinScore,
+		maxWeight:   maxDeclaredWeight(records),
+		crossWeight: opts.CrossFieldWeight,
 	}
+	if k.exact {
+		k.threshold = epsilon
+		k.needle = Normalize(trimmed)
+		return k
+	}
+	k.qs = make([]tok, len(queryTokens))
+	for i, q := range queryTokens {
+		k.qs[i] = newTok(q)
+	}
+	return k
+}
 
-	// The maximum DECLARED weight, not the best matching one: a hit on a
-	// low-weight field then yields a proportionally lower record score
-	// instead of being rescaled to 1.
+// maxDeclaredWeight is the maximum DECLARED weight, not the best matching
+// one: a hit on a low-weight field then yields a proportionally lower
+// record score instead of being rescaled to 1. Without weights it is 1.
+func maxDeclaredWeight(records []Record) float64 {
 	maxWeight := 0.0
 	for _, r := range records {
 		for _, f := range r.Fields {
 			maxWeight = max(maxWeight, f.Weight)
 		}
 	}
-	if maxWeight == 0 {
-		maxWeight = 1
-	}
+	return cmp.Or(maxWeight, 1)
+}
 
-	var t tokenizer // scratch buffers shared by all fields of this call
-	var bests []float64
-	if !exact && opts.CrossFieldWeight > 0 && len(qs) > 1 {
-		bests = make([]float64, len(qs))
-	}
-	var results []Result
-	for ri, r := range records {
-		var matches []Match
-		bestWeighted, bestRaw := 0.0, 0.0
-		clear(bests)
-		fieldCover := 0 // most query tokens one field value matched
-		for _, f := range r.Fields {
-			var best FieldScore
-			bestValue := -1
-			for vi, v := range f.Values {
-				if v == "" {
-					continue
-				}
-				var s FieldScore
-				if exact {
-					s = scoreExact(needle, v)
-				} else {
-					s = scoreFieldTokens(qs, t.tokenize(v), &p, bests)
-					fieldCover = max(fieldCover, len(s.Offsets))
-				}
-				if s.Score > best.Score {
-					best, bestValue = s, vi
-				}
-			}
-			if best.Score <= 0 {
-				continue
-			}
-			text := f.Values[bestValue]
-			matches = append(matches, Match{
-				Field:   f.Name,
-				Score:   round2(best.Score),
-				Value:   bestValue,
-				Snippet: snippet(text, best.Offsets, p.SnippetLength, p.SnippetContextBefore),
-				Offsets: best.Offsets,
-			})
-			bestRaw = max(bestRaw, best.Score)
-			bestWeighted = max(bestWeighted, best.Score*f.Weight/maxWeight)
+// score scores one record, tokenizing its fields with t: a Match per
+// field that scored above zero, the best raw and weighted scores over
+// fields (and the cross-field score, with bests, len(k.qs) long, as its
+// scratch; nil turns it off), and whether the best raw score passes the
+// gate. Index is the caller's.
+func (k *ranker) score(t *tokenizer, bests []float64, r Record) (Result, bool) {
+	var matches []Match
+	bestWeighted, bestRaw := 0.0, 0.0
+	clear(bests)
+	fieldCover := 0 // most query tokens one field value matched
+	for _, f := range r.Fields {
+		best, bestValue, cover := k.scoreField(t, bests, f)
+		fieldCover = max(fieldCover, cover)
+		if best.Score <= 0 {
+			continue
 		}
-		if cross, ok := crossField(bests, fieldCover, &p); ok {
-			bestRaw = max(bestRaw, cross)
-			bestWeighted = max(bestWeighted, cross*opts.CrossFieldWeight/maxWeight)
-		}
-		if bestRaw < threshold {
-			continue // with a zero MinScore even unmatched records pass, as in the reference
-		}
-		slices.SortStableFunc(matches, func(a, b Match) int { return compareDesc(a.Score, b.Score) })
-		names := make([]string, len(matches))
-		for i, m := range matches {
-			names[i] = m.Field
-		}
-		results = append(results, Result{
-			ID:            r.ID,
-			Index:         ri,
-			Score:         round2(bestWeighted),
-			Raw:           bestRaw,
-			Matches:       matches,
-			MatchedFields: names,
+		matches = append(matches, Match{
+			Field:   f.Name,
+			Score:   round2(best.Score),
+			Value:   bestValue,
+			Snippet: snippet(f.Values[bestValue], best.Offsets, k.p.SnippetLength, k.p.SnippetContextBefore),
+			Offsets: best.Offsets,
 		})
+		bestRaw = max(bestRaw, best.Score)
+		bestWeighted = max(bestWeighted, best.Score*f.Weight/k.maxWeight)
 	}
+	if cross, ok := crossField(bests, fieldCover, &k.p); ok {
+		bestRaw = max(bestRaw, cross)
+		bestWeighted = max(bestWeighted, cross*k.crossWeight/k.maxWeight)
+	}
+	if bestRaw < k.threshold {
+		return Result{}, false // with a zero MinScore even unmatched records pass, as in the reference
+	}
+	slices.SortStableFunc(matches, func(a, b Match) int { return CompareScores(a.Score, b.Score) })
+	names := make([]string, len(matches))
+	for i, m := range matches {
+		names[i] = m.Field
+	}
+	return Result{
+		ID:            r.ID,
+		Score:         round2(bestWeighted),
+		Raw:           bestRaw,
+		Matches:       matches,
+		MatchedFields: names,
+	}, true
+}
 
+// scoreField returns the best score over a field's non-empty values, the
+// index of the value that has it (-1 for none) and, in fuzzy mode, the
+// most query tokens one value matched. Fuzzy scoring also merges each
+// query token's best into bests.
+func (k *ranker) scoreField(t *tokenizer, bests []float64, f Field) (best FieldScore, bestValue, cover int) {
+	bestValue = -1
+	for vi, v := range f.Values {
+		if v == "" {
+			continue
+		}
+		var s FieldScore
+		if k.exact {
+			s = scoreExact(k.needle, v)
+		} else {
+			s = scoreFieldTokens(k.qs, t.tokenize(v), &k.p, bests)
+			cover = max(cover, len(s.Offsets))
+		}
+		if s.Score > best.Score {
+			best, bestValue = s, vi
+		}
+	}
+	return best, bestValue, cover
+}
+
+// sortResults orders results best first: by score, then the newer
+// record unless ignoreRecency, then by ID (compareIDs). The sort is
+// stable.
+func sortResults(results []Result, records []Record, ignoreRecency bool) {
 	slices.SortStableFunc(results, func(a, b Result) int {
-		if c := compareDesc(a.Score, b.Score); c != 0 {
+		if c := CompareScores(a.Score, b.Score); c != 0 {
 			return c
 		}
-		if !opts.IgnoreRecency {
+		if !ignoreRecency {
 			ta, tb := records[a.Index].Updated, records[b.Index].Updated
 			if c := tb.Compare(ta); c != 0 {
 				return c // newer first
@@ -231,10 +297,6 @@ func Rank(records []Record, query string, opts Options) []Result {
 		}
 		return compareIDs(a.ID, b.ID)
 	})
-	if opts.Limit > 0 && len(results) > opts.Limit {
-		results = results[:opts.Limit]
-	}
-	return results
 }
 
 // crossField aggregates the per-token best scores over all fields like a
@@ -285,8 +347,12 @@ func scoreExact(needle, text string) FieldScore {
 	return FieldScore{Score: 1, Offsets: []int{i}}
 }
 
-// compareDesc orders larger scores first.
-func compareDesc(a, b float64) int {
+// CompareScores orders larger scores first, for sorting results: it is
+// negative when a > b, positive when a < b and 0 otherwise. A NaN score
+// (a NaN Field.Weight makes one) is thus equal to every score and keeps
+// its place in a stable sort; cmp.Compare would order it before every
+// number instead.
+func CompareScores(a, b float64) int {
 	switch {
 	case a > b:
 		return -1

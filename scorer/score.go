@@ -30,7 +30,7 @@ func BoundedLevenshtein(a, b string, max int) int {
 	na, asciiA := runeCount(a)
 	nb, asciiB := runeCount(b)
 	if asciiA && asciiB {
-		return levenshteinBytes(a, b, max)
+		return levenshtein([]byte(a), []byte(b), max)
 	}
 	if abs(na-nb) > max {
 		return max + 1
@@ -46,7 +46,7 @@ func BoundedLevenshtein(a, b string, max int) int {
 	for _, r := range b {
 		xb = append(xb, r)
 	}
-	return levenshteinRunes(xa, xb, max)
+	return levenshtein(xa, xb, max)
 }
 
 func abs(x int) int {
@@ -56,16 +56,18 @@ func abs(x int) int {
 	return x
 }
 
-// levenshteinBytes is the bounded distance for ASCII strings, where a byte
-// is a rune. It computes the same value as the reference's two-row
-// programme, restricted to the diagonal band |i-j| <= max (Ukkonen): a cell
-// outside the band is at least max+1 away, so only 2·max+1 cells per row
-// are needed, and values are capped at max+1, which keeps the result exact
-// up to the bound. The row-minimum early exit is kept.
-func levenshteinBytes(a, b string, max int) int {
-	if a == b {
-		return 0
-	}
+// levenshtein is the bounded distance over characters: the bytes of an
+// ASCII string (where a byte is a rune) or decoded runes. It computes the
+// same value as the reference's two-row programme, restricted to the
+// diagonal band |i-j| <= max (Ukkonen): a cell outside the band is at
+// least max+1 away, so only 2·max+1 cells per row are needed, and values
+// are capped at max+1, which keeps the result exact up to the bound. The
+// row-minimum early exit is kept.
+//
+// It only reads a and b, so the compiler converts an ASCII string with
+// []byte(s) without copying it: the byte path allocates nothing up to
+// stackLen characters.
+func levenshtein[C byte | rune](a, b []C, max int) int {
 	if abs(len(a)-len(b)) > max {
 		return max + 1
 	}
@@ -104,54 +106,6 @@ func levenshteinBytes(a, b string, max int) int {
 			rowMin = min(rowMin, v)
 		}
 		cur[hi+1] = over // right of the band, read by the next row
-		if rowMin > max {
-			return over
-		}
-		prev, cur = cur, prev
-	}
-	return cap1(prev[len(b)], max)
-}
-
-// levenshteinRunes is levenshteinBytes over decoded runes.
-func levenshteinRunes(a, b []rune, max int) int {
-	if abs(len(a)-len(b)) > max {
-		return max + 1
-	}
-	if len(a) == 0 {
-		return cap1(len(b), max)
-	}
-	if len(b) == 0 {
-		return cap1(len(a), max)
-	}
-	var s1, s2 [stackLen + 2]int
-	prev, cur := s1[:], s2[:]
-	if len(b)+2 > len(prev) {
-		prev, cur = make([]int, len(b)+2), make([]int, len(b)+2)
-	}
-	over := max + 1
-	for j := 0; j <= len(b)+1; j++ {
-		prev[j] = min(j, over)
-	}
-	for i := 1; i <= len(a); i++ {
-		lo, hi := i-max, min(len(b), i+max)
-		if lo <= 1 {
-			lo = 1
-			cur[0] = min(i, over)
-		} else {
-			cur[lo-1] = over
-		}
-		rowMin := cur[lo-1]
-		ca := a[i-1]
-		for j := lo; j <= hi; j++ {
-			v := prev[j-1]
-			if ca != b[j-1] {
-				v++
-			}
-			v = min(v, prev[j]+1, cur[j-1]+1, over)
-			cur[j] = v
-			rowMin = min(rowMin, v)
-		}
-		cur[hi+1] = over
 		if rowMin > max {
 			return over
 		}
@@ -237,7 +191,7 @@ func scoreToken(q, f tok, p *Params) float64 {
 	}
 	var d int
 	if q.ascii && f.ascii {
-		d = levenshteinBytes(q.text, f.text, band)
+		d = levenshtein([]byte(q.text), []byte(f.text), band)
 	} else {
 		d = BoundedLevenshtein(q.text, f.text, band)
 	}

@@ -91,6 +91,21 @@ func TestBoundedLevenshteinMatchesNaive(t *testing.T) {
 	}
 }
 
+// TestBoundedLevenshteinAllocs: up to stackLen characters the distance
+// is computed on the stack, ASCII or not; the ASCII strings are read in
+// place, without a copy (longer than 32 bytes, a copy would allocate).
+func TestBoundedLevenshteinAllocs(t *testing.T) {
+	ascii := strings.Repeat("deployment", 6)
+	for _, tc := range []struct{ a, b string }{
+		{ascii, ascii[1:] + "x"},
+		{"müller-" + ascii[:40], "muller-" + ascii[:40]},
+	} {
+		if n := testing.AllocsPerRun(100, func() { BoundedLevenshtein(tc.a, tc.b, 2) }); n != 0 {
+			t.Errorf("BoundedLevenshtein(%q, %q, 2) allocates %v times", tc.a, tc.b, n)
+		}
+	}
+}
+
 func TestScoreToken(t *testing.T) {
 	tests := []struct {
 		q, f string

@@ -2,19 +2,14 @@ package search_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/opsearch/opsearch/indexer"
-	"github.com/opsearch/opsearch/internal/optesting"
-	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/internal/optesting/synced"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
-	"github.com/opsearch/opsearch/store"
-	"github.com/opsearch/opsearch/sync"
 )
 
 // engineQueries are realistic fuzzy queries: typos, several words,
@@ -40,26 +35,8 @@ func BenchmarkEngineSearch(b *testing.B) {
 	}
 	ctx := context.Background()
 	d := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10000, Comments: 30000, WikiPages: 300, Meetings: 200})
-	_, url := optesting.Start(b, d, optest.Options{})
-	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: optest.AdminKey})
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	st, err := store.Open(dir, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	idx, err := indexer.Open(filepath.Join(dir, "index"), indexer.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer idx.Close()
-	if _, err := sync.NewWorker(c, st, idx, sync.Options{}).Sync(ctx); err != nil {
-		b.Fatal(err)
-	}
-	eng := search.New(st, idx, search.Options{})
+	s := synced.Start(b, d, optest.AdminKey)
+	eng := search.New(s.Store, s.Index, search.Options{})
 	var lat []time.Duration
 	b.ResetTimer()
 	for b.Loop() {

@@ -2,13 +2,11 @@ package search_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/opsearch/opsearch/indexer"
-	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/internal/optesting/synced"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -30,27 +28,8 @@ type env struct {
 
 func newEnv(t *testing.T, d *optest.Dataset, key string) *env {
 	t.Helper()
-	srv, url := optesting.Start(t, d, optest.Options{})
-	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	idx, err := indexer.Open(filepath.Join(dir, "index"), indexer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { idx.Close() })
-	w := sync.NewWorker(c, st, idx, sync.Options{})
-	if _, err := w.Sync(context.Background()); err != nil {
-		t.Fatalf("sync: %v", err)
-	}
-	return &env{srv: srv, st: st, worker: w, engine: search.New(st, idx, search.Options{BaseURL: url})}
+	s := synced.Start(t, d, key)
+	return &env{srv: s.Server, st: s.Store, worker: s.Worker, engine: search.New(s.Store, s.Index, search.Options{BaseURL: s.URL})}
 }
 
 func (e *env) search(t *testing.T, q search.Query) search.Response {

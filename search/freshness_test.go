@@ -2,20 +2,16 @@ package search_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/opsearch/opsearch/indexer"
-	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/internal/optesting/synced"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
-	"github.com/opsearch/opsearch/store"
-	"github.com/opsearch/opsearch/sync"
 )
 
 // TestFreshness_FailedSyncKeepsCompleteness (issue 11, item 5):
@@ -43,26 +39,11 @@ func TestFreshness_FailedSyncKeepsCompleteness(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, url := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 60, WikiPages: 10, Meetings: 5}), optest.Options{})
 			// Backoff between retries does not sleep: no time passes in
 			// this test.
-			c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: optest.AliceKey,
-				Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			st, err := store.Open(dir, store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			idx, err := indexer.Open(filepath.Join(dir, "index"), indexer.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { idx.Close() })
-			w := sync.NewWorker(c, st, idx, sync.Options{})
+			e := synced.Open(t, opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 60, WikiPages: 10, Meetings: 5}), openproject.Config{
+				APIKey: optest.AliceKey, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+			srv, url, st, idx, w := e.Server, e.URL, e.Store, e.Index, e.Worker
 			if tt.crawledFirst {
 				if _, err := w.Sync(t.Context()); err != nil {
 					t.Fatal(err)

@@ -8,37 +8,16 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/opsearch/opsearch/indexer"
-	"github.com/opsearch/opsearch/internal/optesting"
-	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/internal/optesting/synced"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/search"
-	"github.com/opsearch/opsearch/store"
-	"github.com/opsearch/opsearch/sync"
 )
 
 func TestQueryLog(t *testing.T) {
 	d := opgen.Generate(opgen.GenOptions{Seed: 2, WorkPackages: 40, WikiPages: 3, Meetings: 3})
-	_, url := optesting.Start(t, d, optest.Options{})
-	c, err := openproject.New(openproject.Config{BaseURL: url, APIKey: optest.AdminKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sdir := t.TempDir()
-	st, err := store.Open(sdir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	idx, err := indexer.Open(filepath.Join(sdir, "index"), indexer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { idx.Close() })
-	if _, err := sync.NewWorker(c, st, idx, sync.Options{}).Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	s := synced.Start(t, d, optest.AdminKey)
+	st, idx := s.Store, s.Index
 	var buf bytes.Buffer
 	eng := search.New(st, idx, search.Options{QueryLog: search.NewQueryLog(&buf)})
 	ctx := search.WithTool(context.Background(), "openproject_search")

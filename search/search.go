@@ -264,12 +264,8 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 	if err := q.Validate(); err != nil {
 		return Response{}, err
 	}
-	if q.Page == 0 {
-		q.Page = 1
-	}
-	if q.PageSize == 0 {
-		q.PageSize = 20
-	}
+	q.Page = cmp.Or(q.Page, 1)
+	q.PageSize = cmp.Or(q.PageSize, 20)
 	resp := Response{Query: q.Text, Mode: "fuzzy", Page: q.Page, PageSize: q.PageSize, Results: []Result{}}
 	if q.Exact {
 		resp.Mode = "exact"

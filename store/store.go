@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -482,9 +483,7 @@ func (s *Store) SetIdentity(id Identity) error {
 	if err != nil {
 		return fmt.Errorf("set identity: %w", err)
 	}
-	if id.Instance == "" {
-		id.Instance = inst
-	}
+	id.Instance = cmp.Or(id.Instance, inst)
 	if id.UserID <= 0 {
 		return fmt.Errorf("set identity: invalid user id %d", id.UserID)
 	}

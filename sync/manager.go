@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -173,9 +174,7 @@ func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 	if opts.DataDir == "" {
 		return nil, errors.New("new manager: DataDir is required")
 	}
-	if opts.Schedule == "" {
-		opts.Schedule = DefaultSpec
-	}
+	opts.Schedule = cmp.Or(opts.Schedule, DefaultSpec)
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
@@ -191,9 +190,7 @@ func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 	if opts.InvalidKeyTTL <= 0 {
 		opts.InvalidKeyTTL = DefaultInvalidKeyTTL
 	}
-	if opts.KeyGrace == 0 {
-		opts.KeyGrace = DefaultKeyGrace
-	}
+	opts.KeyGrace = cmp.Or(opts.KeyGrace, DefaultKeyGrace)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

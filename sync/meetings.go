@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
@@ -54,14 +52,7 @@ func (w *Worker) syncProjects(ctx context.Context, r *run, st *store.SyncState, 
 	}
 	docs := projectDocs(puts)
 	st.Complete = true
-	if err := w.commit(ctx, func(tx *store.WriteTx) error {
-		for _, p := range puts {
-			if err := tx.PutProject(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, docs, nil, st); err != nil {
+	if err := w.commit(ctx, putAll(puts, (*store.WriteTx).PutProject), docs, nil, st); err != nil {
 		return err
 	}
 	kr.Updated = len(puts)
@@ -199,31 +190,13 @@ func (w *Worker) meetingPage(ctx context.Context, r *run, items []openproject.Me
 	if err != nil || len(changed) == 0 {
 		return err
 	}
-	failed := make([]error, len(changed))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(w.opts.Concurrency)
-	for i := range changed {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			items, err := r.api.AgendaItems(gctx, changed[i].ID)
-			if itemFailure(gctx, err) {
-				failed[i] = fmt.Errorf("fetch agenda items of meeting %d: %w", changed[i].ID, err)
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("fetch agenda items of meeting %d: %w", changed[i].ID, err)
-			}
-			changed[i].AgendaItems = items
-			return nil
-		})
+	ids := make([]int64, len(changed))
+	for i, m := range changed {
+		ids[i] = m.ID
 	}
-	if err := g.Wait(); err != nil {
+	agendas, failed, err := fetchEach(ctx, w.opts.Concurrency, "agenda items of meeting", ids, r.api.AgendaItems)
+	if err != nil {
 		return err
-	}
-	if nf := countErrs(failed); nf > 1 && nf == len(changed) {
-		return failed[0]
 	}
 	retry := slices.Clone(st.Retry)
 	marked := 0
@@ -235,19 +208,13 @@ func (w *Worker) meetingPage(ctx context.Context, r *run, items []openproject.Me
 			w.log.Warn("meeting marked for the next sync", "id", m.ID, "error", failed[i])
 			continue
 		}
+		changed[i].AgendaItems = agendas[i]
 		retry = dropID(retry, m.ID)
 	}
 	docs := meetingDocs(changed)
 	prev := st.Retry
 	st.Retry = retry
-	err = w.commit(ctx, func(tx *store.WriteTx) error {
-		for _, m := range changed {
-			if err := tx.PutMeeting(m); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, docs, nil, st)
+	err = w.commit(ctx, putAll(changed, (*store.WriteTx).PutMeeting), docs, nil, st)
 	if err != nil {
 		st.Retry = prev
 		return err

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -99,9 +100,7 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if opts.Client == nil || opts.Publish == nil {
 		return nil, errors.New("new runner: Client and Publish are required")
 	}
-	if opts.Schedule == "" {
-		opts.Schedule = DefaultSpec
-	}
+	opts.Schedule = cmp.Or(opts.Schedule, DefaultSpec)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,9 +81,7 @@ func ParseSpec(spec string) (cron.Schedule, error) {
 
 // NewScheduler parses the spec and returns a stopped Scheduler.
 func NewScheduler(w *Worker, opts SchedulerOptions) (*Scheduler, error) {
-	if opts.Spec == "" {
-		opts.Spec = DefaultSpec
-	}
+	opts.Spec = cmp.Or(opts.Spec, DefaultSpec)
 	if opts.BackoffMax <= 0 {
 		opts.BackoffMax = 30 * time.Minute
 	}

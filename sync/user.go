@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -495,9 +496,7 @@ type holderNote struct {
 // written while holding the locks, so a note read by a process that
 // failed to lock is the holder's (or missing, if it is not written yet).
 func writeHolder(dir, command string, log *slog.Logger) {
-	if command == "" {
-		command = "opsearch"
-	}
+	command = cmp.Or(command, "opsearch")
 	b, err := json.Marshal(holderNote{PID: os.Getpid(), Command: command, Since: time.Now().UTC().Truncate(time.Second)})
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, HolderFileName), b, 0o600)

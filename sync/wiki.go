@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
@@ -99,44 +97,21 @@ type wikiResult struct {
 	err   error
 }
 
-// fetchWiki fetches ids with bounded concurrency; 404 means absent, and
-// an item failure is recorded in its result. It fails as a whole for any
-// other error, and when every fetch of two or more failed: that is an
-// outage, not a page.
+// fetchWiki fetches ids with fetchEach; 404 means absent, and an item
+// failure is recorded in its result.
 func (w *Worker) fetchWiki(ctx context.Context, r *run, ids []int64) ([]wikiResult, error) {
-	res := make([]wikiResult, len(ids))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(w.opts.Concurrency)
-	for i, id := range ids {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			p, err := r.api.WikiPage(gctx, id)
-			switch {
-			case errors.Is(err, openproject.ErrNotFound):
-				return nil
-			case itemFailure(gctx, err):
-				res[i].err = fmt.Errorf("fetch wiki page %d: %w", id, err)
-				return nil
-			case err != nil:
-				return fmt.Errorf("fetch wiki page %d: %w", id, err)
-			}
-			res[i] = wikiResult{page: p, found: true}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	res, failed, err := fetchEach(ctx, w.opts.Concurrency, "wiki page", ids, func(ctx context.Context, id int64) (wikiResult, error) {
+		p, err := r.api.WikiPage(ctx, id)
+		if errors.Is(err, openproject.ErrNotFound) {
+			return wikiResult{}, nil
+		}
+		return wikiResult{page: p, found: true}, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	failed := 0
-	for _, x := range res {
-		if x.err != nil {
-			failed++
-		}
-	}
-	if failed > 1 && failed == len(res) {
-		return nil, res[0].err
+	for i, err := range failed {
+		res[i].err = err
 	}
 	return res, nil
 }
@@ -200,14 +175,7 @@ func (w *Worker) applyWiki(ctx context.Context, ids []int64, res []wikiResult, s
 	docs := wikiDocs(puts)
 	prevRetry, prevMissing := st.Retry, st.Missing
 	st.Retry, st.Missing = retry, missing
-	err = w.commit(ctx, func(tx *store.WriteTx) error {
-		for _, p := range puts {
-			if err := tx.PutWikiPage(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, docs, nil, st)
+	err = w.commit(ctx, putAll(puts, (*store.WriteTx).PutWikiPage), docs, nil, st)
 	if err != nil {
 		st.Retry, st.Missing = prevRetry, prevMissing
 		return nil, err

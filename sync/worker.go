@@ -367,6 +367,19 @@ func (w *Worker) commit(ctx context.Context, write func(*store.WriteTx) error, d
 	return w.commitLocked(ctx, write, docs, dels, st)
 }
 
+// putAll is a commit's write that stores every one of items with put,
+// a store.WriteTx method such as (*store.WriteTx).PutMeeting.
+func putAll[T any](items []T, put func(*store.WriteTx, T) error) func(*store.WriteTx) error {
+	return func(tx *store.WriteTx) error {
+		for _, x := range items {
+			if err := put(tx, x); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // commitLocked is commit for a caller that holds commitMu.
 func (w *Worker) commitLocked(ctx context.Context, write func(*store.WriteTx) error, docs []indexer.Document, dels []string, st *store.SyncState) error {
 	touches := len(docs) > 0 || len(dels) > 0

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
@@ -149,53 +147,19 @@ func (w *Worker) retryWorkPackages(ctx context.Context, r *run, st *store.SyncSt
 // Only when every activity fetch of the page failed is it an outage, and
 // the page fails as a whole.
 func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openproject.WorkPackage, kr *KindReport, st *store.SyncState) (int, error) {
-	var changed []openproject.WorkPackage
-	err := w.st.View(ctx, func(tx *store.ReadTx) error {
-		for _, wp := range items {
-			old, found, err := tx.WorkPackage(wp.ID)
-			if err != nil {
-				return err
-			}
-			_, marked := slices.BinarySearch(st.Retry, wp.ID)
-			if found && !marked && old.LockVersion == wp.LockVersion && old.UpdatedAt.Equal(wp.UpdatedAt) {
-				continue
-			}
-			changed = append(changed, wp)
-		}
-		return nil
-	})
+	changed, err := w.changedWorkPackages(ctx, items, st.Retry)
 	if err != nil || len(changed) == 0 {
 		return 0, err
 	}
-
-	acts := make([][]openproject.Activity, len(changed))
-	failed := make([]error, len(changed))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(w.opts.Concurrency)
+	ids := make([]int64, len(changed))
 	for i, wp := range changed {
-		g.Go(func() error {
-			// Go keeps starting queued functions after a failure.
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			a, err := r.api.Activities(gctx, wp.ID)
-			if itemFailure(gctx, err) {
-				failed[i] = fmt.Errorf("fetch activities of work package %d: %w", wp.ID, err)
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("fetch activities of work package %d: %w", wp.ID, err)
-			}
-			acts[i] = a
-			return nil
-		})
+		ids[i] = wp.ID
 	}
-	if err := g.Wait(); err != nil {
+	acts, failed, err := fetchEach(ctx, w.opts.Concurrency, "activities of work package", ids, r.api.Activities)
+	if err != nil {
 		return len(changed), err
 	}
-	if nf := countErrs(failed); nf > 1 && nf == len(changed) {
-		return len(changed), failed[0]
-	}
+	p := &wpPage{wps: changed, acts: acts, failed: failed}
 
 	// A refresh after a write (RefreshWorkPackage) may have stored a newer
 	// copy since this page was listed; the check runs under commitMu, so
@@ -203,9 +167,52 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 	// never replaces what the caller just wrote.
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
-	newer := make([]bool, len(changed))
-	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
-		for i, wp := range changed {
+	if err := w.checkStored(ctx, p); err != nil {
+		return len(changed), err
+	}
+	return len(changed), w.commitWorkPackagePage(ctx, p, kr, st)
+}
+
+// wpPage is what workPackagePage holds for a page's changed work
+// packages, index by index.
+type wpPage struct {
+	wps  []openproject.WorkPackage
+	acts [][]openproject.Activity
+	// failed is the item failure of a work package's activity fetch.
+	failed []error
+	// newer is set where the store holds a newer copy than the listing's.
+	newer []bool
+}
+
+// changedWorkPackages returns the work packages of items that are new,
+// changed (lockVersion or updatedAt) or marked in retry.
+func (w *Worker) changedWorkPackages(ctx context.Context, items []openproject.WorkPackage, retry []int64) ([]openproject.WorkPackage, error) {
+	var changed []openproject.WorkPackage
+	err := w.st.View(ctx, func(tx *store.ReadTx) error {
+		for _, wp := range items {
+			old, found, err := tx.WorkPackage(wp.ID)
+			if err != nil {
+				return err
+			}
+			_, marked := slices.BinarySearch(retry, wp.ID)
+			if found && !marked && old.LockVersion == wp.LockVersion && old.UpdatedAt.Equal(wp.UpdatedAt) {
+				continue
+			}
+			changed = append(changed, wp)
+		}
+		return nil
+	})
+	return changed, err
+}
+
+// checkStored compares p with the store, under commitMu: it sets p.newer
+// where the stored copy is newer, and gives a work package whose
+// activities failed, and that will be written, the activities stored
+// before, so its document keeps those comments.
+func (w *Worker) checkStored(ctx context.Context, p *wpPage) error {
+	p.newer = make([]bool, len(p.wps))
+	return w.st.View(ctx, func(tx *store.ReadTx) error {
+		for i, wp := range p.wps {
 			old, found, err := tx.WorkPackage(wp.ID)
 			if err != nil {
 				return err
@@ -213,77 +220,77 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 			// Timestamps have a resolution (seconds on older servers):
 			// two edits in one second tie, and the lock version, which
 			// every edit increments, tells them apart.
-			newer[i] = found && (old.UpdatedAt.After(wp.UpdatedAt) ||
+			p.newer[i] = found && (old.UpdatedAt.After(wp.UpdatedAt) ||
 				old.UpdatedAt.Equal(wp.UpdatedAt) && old.LockVersion > wp.LockVersion)
-			if failed[i] != nil && !newer[i] {
-				// The document keeps the comments stored before.
+			if p.failed[i] != nil && !p.newer[i] {
 				a, _, err := tx.Activities(wp.ID)
 				if err != nil {
 					return err
 				}
-				acts[i] = a
+				p.acts[i] = a
 			}
 		}
 		return nil
-	}); err != nil {
-		return len(changed), err
-	}
+	})
+}
 
-	var docs []indexer.Document
+// commitWorkPackagePage writes p, except where the store is newer, with
+// its documents and the retry marks in one commit (commitMu held). The
+// activities are written only where their fetch succeeded.
+func (w *Worker) commitWorkPackagePage(ctx context.Context, p *wpPage, kr *KindReport, st *store.SyncState) error {
 	write := func(tx *store.WriteTx) error {
-		for i, wp := range changed {
-			if newer[i] {
+		for i, wp := range p.wps {
+			if p.newer[i] {
 				continue
 			}
 			if err := tx.PutWorkPackage(wp); err != nil {
 				return err
 			}
-			if failed[i] != nil {
+			if p.failed[i] != nil {
 				continue
 			}
-			if err := tx.PutActivities(wp.ID, acts[i]); err != nil {
+			if err := tx.PutActivities(wp.ID, p.acts[i]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	retry := slices.Clone(st.Retry)
-	marked := 0
-	for i, wp := range changed {
-		switch {
-		case failed[i] != nil:
-			// Even when a newer copy is stored: its comments may be the
-			// ones that failed here.
-			retry = addID(retry, wp.ID)
-			marked++
-			w.log.Warn("work package marked for the next sync", "id", wp.ID, "error", failed[i])
-		default:
-			retry = dropID(retry, wp.ID)
-		}
-		if !newer[i] {
-			docs = append(docs, workPackageDoc(wp, acts[i]))
+	var docs []indexer.Document
+	for i, wp := range p.wps {
+		if !p.newer[i] {
+			docs = append(docs, workPackageDoc(wp, p.acts[i]))
 		}
 	}
+	retry, marked := w.markWorkPackages(st.Retry, p)
 	prev := st.Retry
 	st.Retry = retry
 	if err := w.commitLocked(ctx, write, docs, nil, st); err != nil {
 		st.Retry = prev
-		return len(changed), err
+		return err
 	}
 	kr.Updated += len(docs)
 	kr.Retry += marked
-	return len(changed), nil
+	return nil
 }
 
-// countErrs counts the non-nil errors of errs.
-func countErrs(errs []error) int {
-	n := 0
-	for _, err := range errs {
-		if err != nil {
-			n++
+// markWorkPackages returns a copy of retry in which the work packages of
+// p whose activities failed are marked, and the others not, with the
+// number marked.
+func (w *Worker) markWorkPackages(retry []int64, p *wpPage) ([]int64, int) {
+	retry = slices.Clone(retry)
+	marked := 0
+	for i, wp := range p.wps {
+		if p.failed[i] == nil {
+			retry = dropID(retry, wp.ID)
+			continue
 		}
+		// Even when a newer copy is stored: its comments may be the ones
+		// that failed here.
+		retry = addID(retry, wp.ID)
+		marked++
+		w.log.Warn("work package marked for the next sync", "id", wp.ID, "error", p.failed[i])
 	}
-	return n
+	return retry, marked
 }
 
 // activityState records the activities' own sync state, which follows

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -25,9 +26,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	if o.Latency == 0 {
-		o.Latency = -1 // explicit zero: no added latency
-	}
+	o.Latency = cmp.Or(o.Latency, -1) // explicit zero: no added latency
 	o.Logger = e.logger
 	rep, err := eval.Bench(ctx, o)
 	if err != nil {

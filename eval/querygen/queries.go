@@ -1,6 +1,7 @@
 package querygen
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 
@@ -93,9 +94,7 @@ func Generate(d *optest.Dataset, o Options) []scorer.LabelledQuery {
 	if o.PerKind <= 0 {
 		o.PerKind = DefaultPerKind
 	}
-	if o.UserID == 0 {
-		o.UserID = opgen.AdminID
-	}
+	o.UserID = cmp.Or(o.UserID, opgen.AdminID)
 	c := newQueryCorpus(d, o.UserID)
 	g := &queryGen{c: c, o: o, r: opgen.Rand(o.Seed, opgen.StreamQueries+100)}
 	var out []scorer.LabelledQuery

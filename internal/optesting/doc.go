@@ -11,4 +11,7 @@
 // how the fake answers (optest): it only starts and stops the server.
 // optest's own tests cannot import it, since it imports optest; they keep
 // the same Start in optest/start_test.go.
+//
+// Its subpackage synced goes one step further for the tests that search
+// what a sync wrote: a fake, a store and index of its own, one sync.
 package optesting

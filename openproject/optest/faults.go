@@ -1,6 +1,7 @@
 package optest
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -131,9 +132,7 @@ func (s *Server) applyFaults(ex *exchange) bool {
 		f.FailNext--
 		kind = faultFail
 		status = f.FailStatus
-		if status == 0 {
-			status = http.StatusServiceUnavailable
-		}
+		status = cmp.Or(status, http.StatusServiceUnavailable)
 	case f.RateLimitNext > 0:
 		f.RateLimitNext--
 		kind = faultRateLimit

@@ -1,6 +1,7 @@
 package optest
 
 import (
+	"cmp"
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
@@ -219,14 +220,8 @@ func (r *renderer) user(id int64) (obj, bool) {
 	}
 	private := r.caller.Admin || r.caller.ID == u.ID
 	if private {
-		status := u.Status
-		if status == "" {
-			status = "active"
-		}
-		lang := u.Language
-		if lang == "" {
-			lang = "en"
-		}
+		status := cmp.Or(u.Status, "active")
+		lang := cmp.Or(u.Language, "en")
 		o = append(o,
 			kv{"login", u.Login},
 			kv{"admin", u.Admin},
@@ -633,10 +628,7 @@ func (r *renderer) attachment(a *openproject.Attachment, w *openproject.WikiPage
 	if a.DownloadURL != "" {
 		download = a.DownloadURL
 	}
-	ctype := a.ContentType
-	if ctype == "" {
-		ctype = "application/octet-stream"
-	}
+	ctype := cmp.Or(a.ContentType, "application/octet-stream")
 	author := a.Author.ID
 	return obj{
 		{"_type", "Attachment"},
@@ -796,10 +788,7 @@ func (r *renderer) agendaItem(m *openproject.Meeting, it *openproject.AgendaItem
 	outcomeLinks := make([]obj, 0, len(it.Outcomes))
 	for _, oc := range it.Outcomes {
 		href := "/api/v3/meeting_outcomes/" + itoa(oc.ID)
-		kind := oc.Kind
-		if kind == "" {
-			kind = "information"
-		}
+		kind := cmp.Or(oc.Kind, "information")
 		outcomes = append(outcomes, obj{
 			{"_type", "MeetingOutcome"},
 			{"id", oc.ID},

@@ -2,6 +2,7 @@ package optest
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/base64"
@@ -88,9 +89,7 @@ func NewServer(d *Dataset, opts Options) *Server {
 	if opts.MaxPageSize <= 0 {
 		opts.MaxPageSize = DefaultMaxPageSize
 	}
-	if opts.Profile == "" {
-		opts.Profile = ProfileCurrent
-	}
+	opts.Profile = cmp.Or(opts.Profile, ProfileCurrent)
 	if opts.CoreVersion == "" {
 		opts.CoreVersion = "17.1.0"
 		if opts.Profile == ProfileLegacy {

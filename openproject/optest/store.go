@@ -1,6 +1,7 @@
 package optest
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -85,9 +86,7 @@ func newStore(d *Dataset) *store {
 		agenda:       map[int64]int64{},
 		queries:      map[int64]*openproject.Query{},
 	}
-	if s.instanceName == "" {
-		s.instanceName = "OpenProject"
-	}
+	s.instanceName = cmp.Or(s.instanceName, "OpenProject")
 	for i := range d.Users {
 		u := &d.Users[i]
 		s.users[u.ID] = u

@@ -1,6 +1,7 @@
 package optest
 
 import (
+	"cmp"
 	"net/http"
 
 	"github.com/opsearch/opsearch/openproject"
@@ -98,10 +99,7 @@ func userStatusFilter(f openproject.Filter) (func(*User) bool, *apiError) {
 	}
 	neg := f.Operator == "!"
 	return func(u *User) bool {
-		st := u.Status
-		if st == "" {
-			st = "active"
-		}
+		st := cmp.Or(u.Status, "active")
 		return want[st] != neg
 	}, nil
 }
