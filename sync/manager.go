@@ -263,7 +263,7 @@ func (m *Manager[A]) Validate(ctx context.Context, key string) (Identity, error)
 		// OpenProject confirmed before; the check runs on in the
 		// background and caches its answer (a rejection included) for
 		// the requests after this one.
-		if ok && ke.err == nil && m.opts.KeyGrace > 0 && now.Before(ke.verified.Add(m.opts.KeyGrace)) {
+		if ok && m.keepKey(ke, now) {
 			return identityOf(ke), nil
 		}
 		select {
@@ -336,10 +336,22 @@ func (m *Manager[A]) validate(key string, h [sha256.Size]byte) keyEntry {
 
 func (m *Manager[A]) pruneKeysLocked(now time.Time) {
 	for h, ke := range m.keys {
-		if !now.Before(ke.expires) {
+		if !m.keepKey(ke, now) {
 			delete(m.keys, h)
 		}
 	}
+}
+
+// keepKey reports whether a cached validation still serves: before it
+// expires, and after that, for a confirmed key, until its grace period
+// ends (Validate answers from it while OpenProject cannot be asked).
+// Dropping an expired entry within its grace made every request fail
+// with the outage's error once the sweep ran, a minute or two into it.
+func (m *Manager[A]) keepKey(ke keyEntry, now time.Time) bool {
+	if now.Before(ke.expires) {
+		return true
+	}
+	return ke.err == nil && m.opts.KeyGrace > 0 && now.Before(ke.verified.Add(m.opts.KeyGrace))
 }
 
 // Lease is one request's hold on a user: the user stays open until
