@@ -1,5 +1,10 @@
 // Command opsearch indexes OpenProject for fast, typo-tolerant search and
 // serves it to AI agents over MCP.
+//
+// This package owns flags, environment variables, subcommands, signals and
+// the wiring between packages, and nothing else: what a sync, a search or
+// a server does is decided in the packages it wires (sync, search, mcp,
+// control), so the same policy holds for every command and for tests.
 package main
 
 import (
