@@ -1,4 +1,8 @@
-package mcp_test
+// Package openapicheck_test validates the REST bridge's OpenAPI document
+// with libopenapi. It is a package of its own so that the validator, a
+// large dependency, is compiled only for these tests and not into every
+// test and fuzz binary of package mcp.
+package openapicheck_test
 
 import (
 	"context"
