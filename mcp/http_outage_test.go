@@ -52,24 +52,9 @@ func TestHTTPSearchDuringOutage(t *testing.T) {
 		_ = mgr.Close(ctx)
 	})
 	ctx := t.Context()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: httpClient(map[string]string{"Authorization": "Bearer " + optest.AliceKey})}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	waitSynced(ctx, t, cs)
-
-	var subject string
-	for _, wp := range data.WorkPackages {
-		if wp.Project.ID == 1 {
-			subject = wp.Subject
-		}
-	}
-	type answerOut struct {
-		Results []struct{ Title string }
-		Index   struct{ Note string }
-	}
+	cs := connectSyncedAlice(ctx, t, ts.URL+"/mcp")
+	subject := projectOneSubject(data)
+	type answerOut = outageAnswer
 	for _, fault := range []struct {
 		name   string
 		faults optest.Faults
@@ -126,4 +111,36 @@ func TestHTTPSearchDuringOutage(t *testing.T) {
 	if up := mgr.Upstream(); up.Down {
 		t.Errorf("upstream still down after recovery: %+v", up)
 	}
+}
+
+// outageAnswer is the part of a search answer the outage tests read.
+type outageAnswer struct {
+	Results []struct{ Title string }
+	Index   struct{ Note string }
+}
+
+// connectSyncedAlice opens a Streamable HTTP session as alice at endpoint
+// and waits for her first sync; the session closes when the test ends.
+func connectSyncedAlice(ctx context.Context, t *testing.T, endpoint string) *sdk.ClientSession {
+	t.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient(map[string]string{"Authorization": "Bearer " + optest.AliceKey})}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	waitSynced(ctx, t, cs)
+	return cs
+}
+
+// projectOneSubject is the subject of a work package of project 1, which
+// alice sees: a query with a known answer.
+func projectOneSubject(data *optest.Dataset) string {
+	var subject string
+	for _, wp := range data.WorkPackages {
+		if wp.Project.ID == 1 {
+			subject = wp.Subject
+		}
+	}
+	return subject
 }

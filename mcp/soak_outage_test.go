@@ -84,6 +84,12 @@ func TestSoak_Outage(t *testing.T) {
 	if err != nil || phase <= 0 {
 		t.Skip("set OPSEARCH_SOAK_OUTAGE to a duration (e.g. 5m) to run the outage soak")
 	}
+	if phase < time.Minute {
+		// A hang is noticed only when a call runs out of its deadline
+		// (45 s for a live tool, 30 s for a key check): a shorter phase
+		// would end before anything could say OpenProject is unreachable.
+		t.Fatalf("OPSEARCH_SOAK_OUTAGE=%s: a phase must last at least 1m", phase)
+	}
 	bin := buildOpsearch(t)
 	data := opgen.Generate(httpGen)
 	fake := optest.NewServer(data, optest.Options{})
@@ -155,23 +161,9 @@ func TestSoak_Outage(t *testing.T) {
 	})
 
 	ctx := t.Context()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "soak", Version: "0"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: "http://" + base + "/mcp", HTTPClient: httpClient(map[string]string{"Authorization": "Bearer " + optest.AliceKey})}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	waitSynced(ctx, t, cs)
-	var subject string
-	for _, wp := range data.WorkPackages {
-		if wp.Project.ID == 1 {
-			subject = wp.Subject
-		}
-	}
-	type answer struct {
-		Results []struct{ Title string }
-		Index   struct{ Note string }
-	}
+	cs := connectSyncedAlice(ctx, t, "http://"+base+"/mcp")
+	subject := projectOneSubject(data)
+	type answer = outageAnswer
 	liveOK := func() (bool, string) {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
