@@ -662,17 +662,20 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 	if b.idx == nil {
 		return Result{}, ErrClosed
 	}
-	req, plan := b.buildRequest(b.idx, opts)
+	req, fed, plan := b.buildRequest(b.idx, opts)
 	res, err := b.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return Result{}, fmt.Errorf("search index: %w", err)
 	}
-	out := Result{Total: res.Total, Took: res.Took, Hits: make([]Hit, 0, len(res.Hits)), Plan: plan}
-	for _, h := range res.Hits {
-		k, id, _ := ParseDocID(h.ID)
-		out.Hits = append(out.Hits, Hit{ID: h.ID, Kind: k, EntityID: id, Score: h.Score, Fragments: h.Fragments})
+	out := Result{Total: res.Total, Took: res.Took, Hits: hitsOf(res), Plan: plan}
+	if fed != nil {
+		fres, err := b.idx.SearchInContext(ctx, fed)
+		if err != nil {
+			return Result{}, fmt.Errorf("search index: %w", err)
+		}
+		out.Federated = hitsOf(fres)
 	}
-	if plan != nil && len(out.Hits) > 0 {
+	if plan != nil && len(out.Hits)+len(out.Federated) > 0 {
 		adv, err := b.idx.Advanced()
 		if err != nil {
 			return Result{}, fmt.Errorf("open index reader: %w", err)
@@ -682,12 +685,25 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 			return Result{}, fmt.Errorf("open index reader: %w", err)
 		}
 		err = plan.cover(ctx, r, out.Hits)
+		if err == nil {
+			err = plan.cover(ctx, r, out.Federated)
+		}
 		_ = r.Close()
 		if err != nil {
 			return Result{}, fmt.Errorf("measure coverage: %w", err)
 		}
 	}
 	return out, nil
+}
+
+// hitsOf converts bleve's hits.
+func hitsOf(res *bleve.SearchResult) []Hit {
+	out := make([]Hit, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		k, id, _ := ParseDocID(h.ID)
+		out = append(out, Hit{ID: h.ID, Kind: k, EntityID: id, Score: h.Score, Fragments: h.Fragments})
+	}
+	return out
 }
 
 // Index field names.

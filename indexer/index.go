@@ -93,6 +93,12 @@ type SearchOptions struct {
 	UpdatedBefore time.Time
 	// From and Size page through the results (Size default 20, max 1000).
 	From, Size int
+	// Federate names kinds whose FederateSize best documents by the same
+	// query, restrictions and scores are returned too, in
+	// Result.Federated: federated search, so a kind with few documents
+	// is not drowned by one with many. Fuzzy and exact text queries only.
+	Federate     []kind.Kind
+	FederateSize int
 }
 
 // Hit is one search result: the document id, its score, and where it
@@ -118,6 +124,9 @@ type Result struct {
 	// Plan is how the index read a fuzzy query's words; nil in exact mode
 	// and for filter-only queries.
 	Plan *Plan `json:"-"`
+	// Federated are the best hits of SearchOptions.Federate's kinds, by
+	// score, then id.
+	Federated []Hit `json:"federated,omitempty"`
 }
 
 // Index is the search backend. It is the one producer-side interface in

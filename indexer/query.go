@@ -16,6 +16,8 @@ import (
 	unicodetok "github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/opsearch/opsearch/kind"
 )
 
 // Query tuning. The typo thresholds are Meilisearch's defaults (no typo
@@ -235,8 +237,10 @@ func typos(n int) int {
 	return 0
 }
 
-// buildRequest turns neutral options into a bleve request.
-func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) (*bleve.SearchRequest, *Plan) {
+// buildRequest turns neutral options into a bleve request, and, when
+// opts.Federate names kinds, a second request for their best documents
+// by the same query (nil otherwise).
+func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) (req, federated *bleve.SearchRequest, plan *Plan) {
 	size := opts.Size
 	if size <= 0 {
 		size = defaultSize
@@ -246,49 +250,100 @@ func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) (*bleve.Search
 
 	var text query.Query
 	var should []query.Query
-	var plan *Plan
 	if opts.Mode == MatchExact {
 		text = b.exactQuery(opts.Query)
 	} else {
 		text, should, plan = b.fuzzyQuery(idx, opts.Query)
 	}
-	filter := b.filterQuery(opts)
-
-	bq := query.NewBooleanQuery(nil, nil, nil)
 	if text == nil {
-		// Every document of any kind; not match-all, which would return
-		// the thesaurus's own entries.
-		kinds := make([]query.Query, 0, 4)
-		for _, k := range Kinds() {
-			kinds = append(kinds, term(string(k), fieldKind, 1))
+		// Every document of any kind, newest first; not match-all, which
+		// would return the thesaurus's own entries.
+		filter := b.filterQuery(opts)
+		bq := query.NewBooleanQuery([]query.Query{kindsQuery(Kinds(), 1)}, nil, nil)
+		if filter != nil {
+			bq.AddFilter(filter)
 		}
-		bq.AddMust(disjunction(kinds, 0))
-	} else {
-		bq.AddMust(text)
-		if len(should) > 0 {
-			bq.AddShould(should...)
-		}
+		req = bleve.NewSearchRequestOptions(bq, size, from, false)
+		req.SortBy([]string{"-" + fieldUpdated, "_id"})
+		return req, nil, plan
 	}
-	if filter != nil {
+	req = b.textRequest(idx, text, should, opts, size, from, plan != nil)
+	if len(opts.Federate) > 0 {
+		fo := opts
+		fo.Kinds = opts.Federate
+		federated = b.textRequest(idx, text, should, fo, max(opts.FederateSize, 1), 0, false)
+	}
+	return req, federated, plan
+}
+
+// textRequest is the request for a text query, its boosts (should) and
+// the structured restrictions of opts.
+func (b *Bleve) textRequest(idx bleve.Index, text query.Query, should []query.Query, opts SearchOptions, size, from int, scoreOnly bool) *bleve.SearchRequest {
+	if len(opts.Kinds) > 0 && fewDocs(idx, opts.Kinds) {
+		// The kinds asked for are a small part of the index (the
+		// meetings among 100,000 work packages): they drive the query as
+		// a conjunct, so it visits their documents only, where a filter
+		// would visit every document holding a query word. At no weight:
+		// scores stay those of the same query without the restriction.
+		text = query.NewConjunctionQuery([]query.Query{kindsQuery(opts.Kinds, 0), text})
+		opts.Kinds = nil
+	}
+	bq := query.NewBooleanQuery([]query.Query{text}, should, nil)
+	if filter := b.filterQuery(opts); filter != nil {
 		bq.AddFilter(filter)
 	}
 	req := bleve.NewSearchRequestOptions(bq, size, from, false)
-	if text == nil {
-		req.SortBy([]string{"-" + fieldUpdated, "_id"})
+	// Among equal scores bleve's order follows how batches landed in
+	// segments, so the same data synced twice could order a tie
+	// differently, and a window can end inside one. Ties are broken by
+	// id, except for a fuzzy query's main request (scoreOnly): the engine
+	// widens its window to the end of a tie and orders it by id
+	// (search.Engine.searchIndex), and sorting by "_id" as well made
+	// bleve load the id of every matching document, not only of those it
+	// returns.
+	if scoreOnly {
+		req.SortBy([]string{"-_score"})
 	} else {
-		// Equal scores are broken by id: index order depends on how
-		// batches landed in segments (two are applied concurrently), and
-		// disjunctive retrieval ties often at the candidate window's
-		// edge, so without it the same data synced twice could answer
-		// differently. (Measured at 100k work packages, Size 100, with
-		// the old conjunctive query: p50 4.3 → 4.7 ms.)
 		req.SortBy([]string{"-_score", "_id"})
-		if highlight {
-			req.Highlight = bleve.NewHighlight()
-			req.Highlight.Fields = []string{fieldTitle, fieldAll}
-		}
 	}
-	return req, plan
+	if highlight {
+		req.Highlight = bleve.NewHighlight()
+		req.Highlight.Fields = []string{fieldTitle, fieldAll}
+	}
+	return req
+}
+
+// kindsQuery matches documents of any of kinds.
+func kindsQuery(kinds []kind.Kind, boost float64) query.Query {
+	qs := make([]query.Query, 0, len(kinds))
+	for _, k := range kinds {
+		qs = append(qs, term(string(k), fieldKind, boost))
+	}
+	return disjunction(qs, 0)
+}
+
+// fewDocs reports whether the documents of kinds are at most a tenth of
+// the index: then reading their postings is cheaper than filtering the
+// query's matches by kind.
+func fewDocs(idx bleve.Index, kinds []kind.Kind) bool {
+	adv, err := idx.Advanced()
+	if err != nil {
+		return false
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return false
+	}
+	defer func() { _ = r.Close() }()
+	docs, err := r.DocCount()
+	if err != nil {
+		return false
+	}
+	var n uint64
+	for _, k := range kinds {
+		n += termDF(r, fieldKind, string(k))
+	}
+	return n*10 <= docs
 }
 
 // analyze runs a named analyzer of the index mapping over s.

@@ -23,13 +23,14 @@ type env struct {
 	srv    *optest.Server
 	engine *search.Engine
 	st     *store.Store
+	idx    search.Index
 	worker *sync.Worker
 }
 
 func newEnv(t *testing.T, d *optest.Dataset, key string) *env {
 	t.Helper()
 	s := synced.Start(t, d, key)
-	return &env{srv: s.Server, st: s.Store, worker: s.Worker, engine: search.New(s.Store, s.Index, search.Options{BaseURL: s.URL})}
+	return &env{srv: s.Server, st: s.Store, idx: s.Index, worker: s.Worker, engine: search.New(s.Store, s.Index, search.Options{BaseURL: s.URL})}
 }
 
 func (e *env) search(t *testing.T, q search.Query) search.Response {

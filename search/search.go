@@ -286,10 +286,14 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		kinds = []kind.Kind{kind.WorkPackage}
 		window = min(window*statusWindow, maxWindow)
 	}
+	var federate []kind.Kind
+	if !q.Exact && len(q.Statuses) == 0 {
+		federate = smallKinds(fresh, kinds)
+	}
 	res, err := e.searchIndex(ctx, indexer.SearchOptions{
 		Query: q.Text, Mode: mode, Kinds: kinds, ProjectIDs: q.ProjectIDs, Closed: q.Closed,
 		Types: q.Types, AssigneeIDs: q.AssigneeIDs, UpdatedAfter: q.UpdatedAfter, UpdatedBefore: q.UpdatedBefore,
-		Size: window,
+		Size: window, Federate: federate, FederateSize: smallKindCandidates,
 	})
 	if err != nil {
 		return Response{}, fmt.Errorf("search index: %w", err)
@@ -304,6 +308,15 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		// A status filter, or exact mode's phrase check, drops hits only
 		// the stored text can judge: every examined hit is loaded.
 		head = res.Hits
+	} else if extra := missingFrom(head, res.Federated); len(extra) > 0 && uint64(len(head)) < res.Total {
+		// The head, plus those of the small kinds' own best that it
+		// lacks (smallKinds); the tail leaves them out, so paging still
+		// shows every result once.
+		rest := res.Hits[len(head):]
+		head = append(slices.Clip(head), extra...)
+		res.Hits = append(head, slices.DeleteFunc(slices.Clone(rest), func(h indexer.Hit) bool {
+			return slices.ContainsFunc(extra, func(x indexer.Hit) bool { return x.ID == h.ID })
+		})...)
 	}
 	cands, err := e.hydrate(ctx, head)
 	if err != nil {
@@ -394,6 +407,56 @@ func (e *Engine) searchIndex(ctx context.Context, opts indexer.SearchOptions) (i
 		res.Hits = res.Hits[:window]
 	}
 	return res, nil
+}
+
+// smallKindCandidates is how many of its own best hits the small kinds
+// add to the re-ranked candidates (smallKindHits).
+const smallKindCandidates = 5
+
+// smallKindShare is the largest share of the index a kind may hold and
+// still count as small.
+const smallKindShare = 0.1
+
+// smallKinds returns the kinds of asked (all when empty) that hold a
+// small share of the index (meetings, wiki pages and projects beside
+// 100,000 work packages), when some other kind does not. Among many
+// documents of one kind a few of another are drowned: a meeting holding
+// every word of "what did Oskar say in the refinement meeting" ranked
+// below a thousand work packages holding them too, and never reached the
+// scorer. Federated search asks each source for its best and lets the
+// ranking merge them: the small kinds add their own smallKindCandidates
+// to the candidates, by the same index score, and the scorer judges them
+// with the rest. The index finds those in the small kinds' documents
+// alone (indexer's fewDocs), so it costs little.
+func smallKinds(fresh Freshness, asked []kind.Kind) []kind.Kind {
+	if len(asked) == 0 {
+		asked = indexer.Kinds()
+	}
+	var total int
+	for _, k := range indexer.Kinds() {
+		total += fresh.Kinds[k].Store
+	}
+	var small []kind.Kind
+	for _, k := range asked {
+		if n := fresh.Kinds[k].Store; n > 0 && float64(n) <= smallKindShare*float64(total) {
+			small = append(small, k)
+		}
+	}
+	if len(small) == len(asked) {
+		return nil // only small kinds asked for: the query is theirs
+	}
+	return small
+}
+
+// missingFrom returns the hits of extra that head lacks.
+func missingFrom(head, extra []indexer.Hit) []indexer.Hit {
+	var out []indexer.Hit
+	for _, h := range extra {
+		if !slices.ContainsFunc(head, func(x indexer.Hit) bool { return x.ID == h.ID }) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // statusWindow multiplies the candidates examined when a status filter
