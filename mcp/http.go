@@ -15,6 +15,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -74,6 +75,9 @@ type httpHandler struct {
 	mgr   *HTTPUsers
 	log   *slog.Logger
 	tools map[string]restTool
+	// searchSlots bounds the searches of all users at once: they share
+	// the cores (NewSearchSlots).
+	searchSlots *semaphore.Weighted
 
 	streamable http.Handler
 	sse        http.Handler
@@ -119,6 +123,7 @@ func NewHTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	h := &httpHandler{
 		opts: opts, mgr: opts.Manager, log: opts.Logger.With("subsystem", "http"),
 		sseSessions: map[string]int64{},
+		searchSlots: NewSearchSlots(), // one bound for every user's searches
 	}
 	h.streams, h.closeStreams = context.WithCancel(context.Background())
 	var err error

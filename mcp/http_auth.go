@@ -132,7 +132,7 @@ func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease
 			return nil, errors.New("the manager's client does not implement mcp.API")
 		}
 		return NewServer(api, l.Attachment.idx, Options{ReadOnly: h.opts.ReadOnly, Logger: h.opts.Logger, Version: h.opts.Version,
-			ObserveSearch: h.opts.ObserveSearch, Upstream: h.mgr, LiveTimeout: h.opts.LiveTimeout}), nil
+			ObserveSearch: h.opts.ObserveSearch, Upstream: h.mgr, LiveTimeout: h.opts.LiveTimeout, SearchSlots: h.searchSlots}), nil
 	})
 	if err != nil {
 		l.Release()

@@ -25,7 +25,7 @@ import (
 // answer that must stay under 24 KB, and the field names say what the
 // schemas would.
 func addTool[In, Out any](s *server, srv *sdk.Server, t *sdk.Tool, h func(context.Context, In) (Out, error)) {
-	t.InputSchema = inputSchema[In]()
+	t.InputSchema = schemaJSON(inputSchema[In]())
 	name := t.Name
 	readOnly := t.Annotations == nil || t.Annotations.ReadOnlyHint
 	sdk.AddTool(srv, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"runtime"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/search"
@@ -81,6 +83,21 @@ type Options struct {
 	// LiveTimeout bounds one call of a live read tool, retries included
 	// (0: DefaultLiveTimeout). Set it above the client's request timeout.
 	LiveTimeout time.Duration
+	// SearchSlots, if set, bounds the index searches running at once in
+	// every server sharing it (NewSearchSlots); the others wait their
+	// turn, first come first served. nil: no bound.
+	SearchSlots *semaphore.Weighted
+}
+
+// NewSearchSlots returns the bound for Options.SearchSlots: as many
+// searches at once as the process has cores. A search is CPU work from
+// start to end (the index and the store are memory-mapped), so running
+// more at once than there are cores makes none faster and every one
+// slower: 32 clients sharing two cores made each search wait for all the
+// others' work, and the costliest queries 16 times their own. In turn,
+// each waits only for those ahead of it, and its answer's time is its own.
+func NewSearchSlots() *semaphore.Weighted {
+	return semaphore.NewWeighted(int64(runtime.GOMAXPROCS(0)))
 }
 
 // server bundles what the tool handlers need.
