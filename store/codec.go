@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 
+	gosync "sync"
+
 	"github.com/fxamacker/cbor/v2"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/opsearch/opsearch/kind"
 )
 
 // compactMark begins every entity value in the compact encoding. A JSON
@@ -32,6 +36,14 @@ type codec struct {
 	dec   cbor.DecMode
 	zip   *zstd.Encoder
 	unzip *zstd.Decoder
+
+	// mu guards the dictionaries (dict.go), added at most once per kind.
+	mu        gosync.RWMutex
+	dictZips  map[kind.Kind]*zstd.Encoder
+	dicts     [][]byte
+	dictUnzip *zstd.Decoder   // knows every dictionary; nil before the first
+	retired   []*zstd.Decoder // replaced by dictUnzip, released by close
+	samples   map[kind.Kind]*sampler
 }
 
 func newCodec() (*codec, error) {
@@ -53,18 +65,29 @@ func newCodec() (*codec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create codec: %w", err)
 	}
-	return &codec{enc: enc, dec: dec, zip: zip, unzip: unzip}, nil
+	return &codec{enc: enc, dec: dec, zip: zip, unzip: unzip, dictZips: map[kind.Kind]*zstd.Encoder{}, samples: map[kind.Kind]*sampler{}}, nil
 }
 
-// marshal encodes v compactly.
-func (c *codec) marshal(v any) ([]byte, error) {
+// marshal encodes v, a value of kind k, compactly: with k's dictionary
+// once it has one.
+func (c *codec) marshal(k kind.Kind, v any) ([]byte, error) {
 	raw, err := c.enc.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
+	c.mu.Lock()
+	zip := c.dictZips[k]
+	if zip == nil {
+		c.sample(k, raw)
+	}
+	c.mu.Unlock()
+	mark := byte(dictMark)
+	if zip == nil {
+		zip, mark = c.zip, compactMark
+	}
 	out := make([]byte, 1, 1+len(raw)/2)
-	out[0] = compactMark
-	return c.zip.EncodeAll(raw, out), nil
+	out[0] = mark
+	return zip.EncodeAll(raw, out), nil
 }
 
 // errUnknownEncoding is a value neither JSON nor compact: damage.
@@ -73,8 +96,17 @@ var errUnknownEncoding = errors.New("value in an unknown encoding")
 // unmarshal decodes a value in either encoding into v. Nothing of raw is
 // kept, so v stays valid after the transaction.
 func (c *codec) unmarshal(raw []byte, v any) error {
-	if len(raw) > 0 && raw[0] == compactMark {
-		plain, err := c.unzip.DecodeAll(raw[1:], nil)
+	if len(raw) > 0 && (raw[0] == compactMark || raw[0] == dictMark) {
+		unzip := c.unzip
+		if raw[0] == dictMark {
+			c.mu.RLock()
+			unzip = c.dictUnzip
+			c.mu.RUnlock()
+			if unzip == nil {
+				return errNoDict
+			}
+		}
+		plain, err := unzip.DecodeAll(raw[1:], nil)
 		if err != nil {
 			return fmt.Errorf("decompress: %w", err)
 		}
@@ -90,8 +122,24 @@ func (c *codec) unmarshal(raw []byte, v any) error {
 	return errUnknownEncoding
 }
 
-// isJSON reports whether raw is a value in the old encoding.
-func isJSON(raw []byte) bool { return len(raw) > 0 && raw[0] != compactMark }
+// errNoDict is a value compressed with a dictionary the store lacks:
+// damage.
+var errNoDict = errors.New("value compressed with a dictionary the store does not hold")
 
-// close releases the decoder's goroutines.
-func (c *codec) close() { c.unzip.Close() }
+// isJSON reports whether raw is a value in the old encoding.
+func isJSON(raw []byte) bool { return len(raw) > 0 && raw[0] != compactMark && raw[0] != dictMark }
+
+// close releases the decoders' goroutines.
+func (c *codec) close() {
+	c.unzip.Close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range append(c.retired, c.dictUnzip) {
+		if d != nil {
+			d.Close()
+		}
+	}
+	for _, z := range c.dictZips {
+		_ = z.Close()
+	}
+}

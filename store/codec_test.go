@@ -185,7 +185,7 @@ func TestCodecRefusesDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.close()
-	good, err := c.marshal(sampleWorkPackage(3))
+	good, err := c.marshal(kind.WorkPackage, sampleWorkPackage(3))
 	if err != nil {
 		t.Fatal(err)
 	}

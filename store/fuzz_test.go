@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 )
 
@@ -80,8 +81,14 @@ func FuzzEntityValue(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer c.close()
-	good, _ := c.marshal(sampleMeeting(31))
-	for _, raw := range [][]byte{good, good[:len(good)/2], []byte(`{"id":3,"title":"x"}`), []byte(`null`), {compactMark, 0x28, 0xb5, 0x2f, 0xfd}, {}} {
+	good, _ := c.marshal(kind.Project, sampleMeeting(31))
+	// Meetings get a dictionary, so values in all three encodings are
+	// fuzzed.
+	if err := c.addDict(kind.Meeting, testDict(f, c)); err != nil {
+		f.Fatal(err)
+	}
+	withDict, _ := c.marshal(kind.Meeting, sampleMeeting(32))
+	for _, raw := range [][]byte{good, good[:len(good)/2], withDict, withDict[:len(withDict)/2], []byte(`{"id":3,"title":"x"}`), []byte(`null`), {compactMark, 0x28, 0xb5, 0x2f, 0xfd}, {dictMark}, {}} {
 		f.Add(raw)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -89,7 +96,7 @@ func FuzzEntityValue(f *testing.F) {
 		if err := c.unmarshal(raw, &m); err != nil {
 			return
 		}
-		again, err := c.marshal(m)
+		again, err := c.marshal(kind.Meeting, m)
 		if err != nil {
 			t.Fatalf("re-encode: %v", err)
 		}

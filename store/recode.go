@@ -81,7 +81,7 @@ func recodeKind[T any](s *Store, k kind.Kind) error {
 				if err := s.codec.unmarshal(v, &x); err != nil {
 					return fmt.Errorf("decode %s %d: %w", k, keyID(key), err)
 				}
-				raw, err := s.codec.marshal(x)
+				raw, err := s.codec.marshal(k, x)
 				if err != nil {
 					return fmt.Errorf("encode %s %d: %w", k, keyID(key), err)
 				}

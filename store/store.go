@@ -160,6 +160,10 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	if err := c.loadDicts(db); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	if err := s.recode(); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)

@@ -199,7 +199,10 @@ func (w *WriteTx) put(k kind.Kind, id int64, v any) error {
 	if err := checkID(k, id); err != nil {
 		return fmt.Errorf("put %s: %w", k, err)
 	}
-	raw, err := w.codec.marshal(v)
+	if err := w.codec.maybeTrain(w.tx, k); err != nil {
+		return err
+	}
+	raw, err := w.codec.marshal(k, v)
 	if err != nil {
 		return fmt.Errorf("encode %s %d: %w", k, id, err)
 	}
