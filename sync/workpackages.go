@@ -155,7 +155,7 @@ func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openprojec
 	for i, wp := range changed {
 		ids[i] = wp.ID
 	}
-	acts, failed, err := fetchEach(ctx, w.opts.Concurrency, "activities of work package", ids, r.api.Activities)
+	acts, failed, err := fetchEach(ctx, w.lim, "activities of work package", ids, r.api.Activities)
 	if err != nil {
 		return len(changed), err
 	}
