@@ -57,7 +57,8 @@ var ErrSyncRunning = errors.New("sync already running")
 // until the deletions fall under the limit or the limit is raised.
 var ErrTooManyDeletions = errors.New("too many deletions")
 
-// Defaults of Options.
+// Defaults of Options. DefaultConcurrency is where the adaptive
+// concurrency starts when Options.Concurrency is left zero.
 const (
 	DefaultPageSize           = 1000
 	DefaultConcurrency        = 4
