@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -73,8 +72,12 @@ type BenchReport struct {
 type BenchSync struct {
 	InitialMS float64 `json:"initialMs"`
 	Requests  int     `json:"requests"`
-	// Concurrency is the worker's per-item request concurrency.
-	Concurrency int `json:"concurrency"`
+	// Concurrency is the per-item request concurrency the sync settled
+	// on (sync.Report.Concurrency), PeakConcurrency the highest it
+	// reached and Backoffs how often it was halved.
+	Concurrency     int `json:"concurrency"`
+	PeakConcurrency int `json:"peakConcurrency"`
+	Backoffs        int `json:"backoffs"`
 	// FloorMS is the API-bound floor: requests × latency ÷ concurrency.
 	FloorMS float64 `json:"floorMs"`
 	// ResyncMS and ResyncRequests are an immediate second sync with no
@@ -148,7 +151,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	d := opgen.Generate(opgen.GenOptions{Seed: o.Seed, WorkPackages: o.WorkPackages})
 	rep := &BenchReport{
 		WorkPackages: len(d.WorkPackages), LatencyMS: ms(o.Latency),
-		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version()),
+		Machine: machine(),
 	}
 	for _, a := range d.Activities {
 		if a.IsComment() {
@@ -179,9 +182,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	}
 	defer idx.Close()
 
-	wopts := sync.Options{}
-	w := sync.NewWorker(client, st, idx, wopts)
-	rep.Sync.Concurrency = sync.DefaultConcurrency
+	w := sync.NewWorker(client, st, idx, sync.Options{})
 	log.Info("initial sync", "work_packages", rep.WorkPackages, "latency", o.Latency)
 	start := time.Now()
 	sr, err := w.Sync(ctx)
@@ -193,6 +194,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	}
 	rep.Sync.InitialMS = ms(time.Since(start))
 	rep.Sync.Requests = sr.Requests
+	rep.Sync.Concurrency, rep.Sync.PeakConcurrency, rep.Sync.Backoffs = sr.Concurrency, sr.PeakConcurrency, sr.Backoffs
 	rep.Sync.FloorMS = float64(sr.Requests) * ms(o.Latency) / float64(rep.Sync.Concurrency)
 
 	start = time.Now()
@@ -380,8 +382,9 @@ func (r *BenchReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "data: %d work packages, %d comments; fake server latency %.0f ms per request\n", r.WorkPackages, r.Comments, r.LatencyMS)
 	fmt.Fprintf(w, "machine: %s\n\n", r.Machine)
 	s := r.Sync
-	fmt.Fprintf(w, "initial sync      %10.0f ms  (%d requests; API-bound floor %d × %.0f ms ÷ %d = %.0f ms, %.1f× the floor)\n",
+	fmt.Fprintf(w, "initial sync      %10.0f ms  (%d requests; API-bound floor %d × %.0f ms ÷ %d = %.0f ms, %.2f× the floor;\n",
 		s.InitialMS, s.Requests, s.Requests, r.LatencyMS, s.Concurrency, s.FloorMS, s.InitialMS/max(s.FloorMS, 1))
+	fmt.Fprintf(w, "                                concurrency chosen %d, at most %d, %d backoffs)\n", s.Concurrency, s.PeakConcurrency, s.Backoffs)
 	fmt.Fprintf(w, "unchanged re-sync %10.0f ms  (%d requests)\n", s.ResyncMS, s.ResyncRequests)
 	fmt.Fprintf(w, "indexing          %10.0f docs/s (rebuild of %d documents from the store)\n", s.IndexDocsPerSec, s.Documents)
 	fmt.Fprintf(w, "peak memory       %10.1f MiB (VmHWM)\n", s.PeakRSSMB)

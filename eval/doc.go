@@ -6,8 +6,9 @@
 // tools (trec_eval, ir_measures). It makes no API calls.
 //
 // The package also holds a faithful implementation of the reference
-// server's live search (reference.go) and the benchmark that compares it
-// with opsearch's index (bench.go).
+// server's live search (reference.go), the benchmark that compares it
+// with opsearch's index (bench.go), and the scale benchmark (scale.go)
+// that measures opsearch alone at several corpus sizes.
 //
 // It owns the evaluation run (variants, Run and its Report, the table,
 // detail and TREC outputs), the reference search and the benchmark. It

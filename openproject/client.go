@@ -213,7 +213,9 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 			}
 			return c.errorf(r, ErrNetwork, 0, err)
 		}
+		began := time.Now()
 		err := c.once(ctx, r, payload, out)
+		observeAttempt(ctx, time.Since(began), err)
 		if err == nil {
 			return nil
 		}
@@ -356,6 +358,7 @@ func (c *Client) statusError(r request, resp *http.Response, body []byte) *Error
 	}
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		e.RetryAfter = parseRetryAfter(ra, time.Now())
+		e.sentRetryAfter = e.RetryAfter
 	}
 	if e.Kind == ErrRateLimited && e.RetryAfter == 0 {
 		e.RetryAfter = c.cfg.RetryBase

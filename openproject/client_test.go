@@ -653,3 +653,47 @@ func (h *headerSpy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	*h.seen = r.Header.Clone()
 	h.next.ServeHTTP(w, r)
 }
+
+// TestClient_AttemptObserver: every attempt of a call reaches the
+// observer, retries included, with the Retry-After the server sent (and
+// none where the server sent "0", although the client waits a little
+// anyway).
+func TestClient_AttemptObserver(t *testing.T) {
+	tests := []struct {
+		name   string
+		faults optest.Faults
+		want   []time.Duration // per attempt: -1 success, else the server's Retry-After
+	}{
+		{name: "success", want: []time.Duration{-1}},
+		{name: "429 with Retry-After, then success", faults: optest.Faults{RateLimitNext: 1, RetryAfter: 7 * time.Second}, want: []time.Duration{7 * time.Second, -1}},
+		{name: "429 with Retry-After 0", faults: optest.Faults{RateLimitNext: 1}, want: []time.Duration{0, -1}},
+		{name: "503 twice", faults: optest.Faults{FailNext: 2, FailStatus: 503}, want: []time.Duration{0, 0, -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, optest.Options{})
+			c := f.client(t, optest.AdminKey)
+			if _, err := c.WorkPackage(t.Context(), f.data.WorkPackages[0].ID); err != nil { // statuses cached
+				t.Fatal(err)
+			}
+			f.srv.SetFaults(tt.faults)
+			var got []time.Duration
+			ctx := openproject.WithAttemptObserver(t.Context(), func(a openproject.Attempt) {
+				if a.Err == nil {
+					got = append(got, -1)
+					return
+				}
+				if !errors.Is(a.Err, openproject.ErrRateLimited) && !errors.Is(a.Err, openproject.ErrServer) {
+					t.Errorf("attempt error %v", a.Err)
+				}
+				got = append(got, a.RetryAfter)
+			})
+			if _, err := c.WorkPackage(ctx, f.data.WorkPackages[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("attempts %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

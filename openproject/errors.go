@@ -62,6 +62,10 @@ type Error struct {
 	Path   string
 	// Err is the underlying cause for network and decoding failures.
 	Err error
+
+	// sentRetryAfter is the Retry-After the server sent; RetryAfter also
+	// holds the client's own wait for a 429 without one.
+	sentRetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -195,6 +195,18 @@ type halCollection struct {
 	} `json:"_embedded"`
 }
 
+// halCollectionOf is halCollection with its elements decoded as W.
+type halCollectionOf[W any] struct {
+	Type     string `json:"_type"`
+	Total    int    `json:"total"`
+	Count    int    `json:"count"`
+	PageSize int    `json:"pageSize"`
+	Offset   int    `json:"offset"`
+	Embedded struct {
+		Elements []W `json:"elements"`
+	} `json:"_embedded"`
+}
+
 type halError struct {
 	Type            string `json:"_type"`
 	ErrorIdentifier string `json:"errorIdentifier"`

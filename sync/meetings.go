@@ -194,7 +194,7 @@ func (w *Worker) meetingPage(ctx context.Context, r *run, items []openproject.Me
 	for i, m := range changed {
 		ids[i] = m.ID
 	}
-	agendas, failed, err := fetchEach(ctx, w.opts.Concurrency, "agenda items of meeting", ids, r.api.AgendaItems)
+	agendas, failed, err := fetchEach(ctx, w.lim, "agenda items of meeting", ids, r.api.AgendaItems)
 	if err != nil {
 		return err
 	}

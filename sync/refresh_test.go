@@ -114,7 +114,11 @@ func TestSyncKeepsNewerRefresh(t *testing.T) {
 	// Replay the sync's handling of the stale page.
 	r := &run{api: e.w.api, report: &Report{}}
 	st, _ := e.st.SyncState(kind.WorkPackage)
-	if _, err := e.w.workPackagePage(context.Background(), r, stale.Items, &KindReport{}, &st); err != nil {
+	page, err := e.w.fetchWorkPackagePage(context.Background(), r, stale.Items, st.Retry)
+	if err != nil || page == nil {
+		t.Fatalf("fetch the stale page: %v, %v", page, err)
+	}
+	if err := e.w.commitPage(context.Background(), page, &KindReport{}, &st); err != nil {
 		t.Fatal(err)
 	}
 	if wp, _, _ := e.st.WorkPackage(id); wp.Subject != "Fresh write" {

@@ -13,6 +13,12 @@ type Summary struct {
 	Started    time.Time `json:"started"`
 	DurationMS int64     `json:"durationMs"`
 	Requests   int       `json:"requests"`
+	// Concurrency, PeakConcurrency and Backoffs are the Report's: the
+	// limit on parallel per-item requests the sync settled on, the
+	// highest it reached and how often it was halved.
+	Concurrency     int `json:"concurrency,omitempty"`
+	PeakConcurrency int `json:"peakConcurrency,omitempty"`
+	Backoffs        int `json:"backoffs,omitempty"`
 	// Kinds is keyed by kind, in the singular; decoding also accepts the
 	// plural keys of an earlier opsearch (kind.Kind.UnmarshalText).
 	Kinds map[kind.Kind]KindSummary `json:"kinds"`
@@ -29,7 +35,8 @@ type KindSummary struct {
 
 // Summary returns r in plain data.
 func (r Report) Summary() Summary {
-	s := Summary{Started: r.Started, DurationMS: r.Duration.Milliseconds(), Requests: r.Requests, Kinds: map[kind.Kind]KindSummary{}}
+	s := Summary{Started: r.Started, DurationMS: r.Duration.Milliseconds(), Requests: r.Requests,
+		Concurrency: r.Concurrency, PeakConcurrency: r.PeakConcurrency, Backoffs: r.Backoffs, Kinds: map[kind.Kind]KindSummary{}}
 	for k, kr := range r.Kinds {
 		ks := KindSummary{Fetched: kr.Fetched, Updated: kr.Updated, Deleted: kr.Deleted, Unsupported: kr.Unsupported}
 		if kr.Err != nil {
@@ -43,7 +50,8 @@ func (r Report) Summary() Summary {
 // Report turns s back into a Report, each kind's error a plain error
 // with its message, for printing a sync that ran in another process.
 func (s Summary) Report() Report {
-	r := Report{Started: s.Started, Duration: time.Duration(s.DurationMS) * time.Millisecond, Requests: s.Requests, Kinds: map[kind.Kind]*KindReport{}}
+	r := Report{Started: s.Started, Duration: time.Duration(s.DurationMS) * time.Millisecond, Requests: s.Requests,
+		Concurrency: s.Concurrency, PeakConcurrency: s.PeakConcurrency, Backoffs: s.Backoffs, Kinds: map[kind.Kind]*KindReport{}}
 	for k, ks := range s.Kinds {
 		kr := &KindReport{Fetched: ks.Fetched, Updated: ks.Updated, Deleted: ks.Deleted, Unsupported: ks.Unsupported}
 		if ks.Error != "" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,5 +40,20 @@ func TestSummaryJSON(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.Summary(), rep.Summary()) {
 		t.Errorf("round trip: %+v, want %+v", got.Summary(), rep.Summary())
+	}
+	// The limiter's figures travel too, and are left out when unset.
+	rep.Concurrency, rep.PeakConcurrency, rep.Backoffs = 8, 12, 1
+	raw, err = json.Marshal(rep.Summary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"requests":9,"concurrency":8,"peakConcurrency":12,"backoffs":1,`) {
+		t.Errorf("summary JSON lacks the concurrency: %s", raw)
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Report(); r.Concurrency != 8 || r.PeakConcurrency != 12 || r.Backoffs != 1 {
+		t.Errorf("concurrency after a round trip: %d, %d, %d", r.Concurrency, r.PeakConcurrency, r.Backoffs)
 	}
 }

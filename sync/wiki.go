@@ -100,7 +100,7 @@ type wikiResult struct {
 // fetchWiki fetches ids with fetchEach; 404 means absent, and an item
 // failure is recorded in its result.
 func (w *Worker) fetchWiki(ctx context.Context, r *run, ids []int64) ([]wikiResult, error) {
-	res, failed, err := fetchEach(ctx, w.opts.Concurrency, "wiki page", ids, func(ctx context.Context, id int64) (wikiResult, error) {
+	res, failed, err := fetchEach(ctx, w.lim, "wiki page", ids, func(ctx context.Context, id int64) (wikiResult, error) {
 		p, err := r.api.WikiPage(ctx, id)
 		if errors.Is(err, openproject.ErrNotFound) {
 			return wikiResult{}, nil

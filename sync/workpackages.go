@@ -49,6 +49,16 @@ func (w *Worker) syncWorkPackages(ctx context.Context, r *run, st *store.SyncSta
 		seen     map[int64]bool // full pass only: ids listed, for the deletion diff
 		done     int
 		actFetch int
+		// A page is committed in the background while the next one is
+		// listed and its activities fetched: the store and index writes
+		// of a page cost about as much as its fetches at the default
+		// concurrency, and done in turn they left the fetches idle half
+		// the time. At most one commit runs, so memory holds two pages.
+		// While it runs it owns st and kr's Updated and Retry; the page
+		// being fetched compares with retry, the marks as they were when
+		// it started, which the commit changes only for its own ids.
+		committing background
+		retry      = slices.Clone(st.Retry)
 	)
 	if full {
 		seen = map[int64]bool{}
@@ -59,10 +69,19 @@ func (w *Worker) syncWorkPackages(ctx context.Context, r *run, st *store.SyncSta
 		}
 		total = p.Total
 		kr.Fetched += len(p.Items)
-		n, err := w.workPackagePage(ctx, r, p.Items, kr, st)
-		actFetch += n
+		page, err := w.fetchWorkPackagePage(ctx, r, p.Items, retry)
+		if page != nil {
+			actFetch += len(page.wps)
+		}
+		if werr := committing.wait(); werr != nil {
+			return werr
+		}
 		if err != nil {
 			return err
+		}
+		retry = slices.Clone(st.Retry)
+		if page != nil {
+			committing.start(func() error { return w.commitPage(ctx, page, kr, st) })
 		}
 		for _, wp := range p.Items {
 			if wp.UpdatedAt.After(maxSeen) {
@@ -76,6 +95,9 @@ func (w *Worker) syncWorkPackages(ctx context.Context, r *run, st *store.SyncSta
 		w.progress(kind.WorkPackage, done, p.Total)
 		return nil
 	})
+	if werr := committing.wait(); err == nil {
+		err = werr
+	}
 	w.activityState(ctx, actFetch, err)
 	if err != nil {
 		return fmt.Errorf("list work packages: %w", err)
@@ -125,18 +147,22 @@ func (w *Worker) retryWorkPackages(ctx context.Context, r *run, st *store.SyncSt
 				st.Retry = dropID(st.Retry, id)
 			}
 		}
-		if _, err := w.workPackagePage(ctx, r, p.Items, kr, st); err != nil {
+		page, err := w.fetchWorkPackagePage(ctx, r, p.Items, st.Retry)
+		if err == nil && page != nil {
+			err = w.commitPage(ctx, page, kr, st)
+		}
+		if err != nil {
 			return fmt.Errorf("retry work packages: %w", err)
 		}
 	}
 	return nil
 }
 
-// workPackagePage stores and indexes the new and changed work packages of
-// one page, with their activities, and returns the number of activity
-// fetches. Unchanged ones (same lockVersion and updatedAt as stored) are
-// skipped unless marked for retry: a new comment moves updatedAt without
-// lockVersion, so both are compared.
+// fetchWorkPackagePage fetches the activities of the new and changed
+// work packages of one page, for commitPage to store and index; it
+// returns nil when none changed. Unchanged ones (same lockVersion and
+// updatedAt as stored) are skipped unless marked in retry: a new comment
+// moves updatedAt without lockVersion, so both are compared.
 //
 // A work package whose activities cannot be fetched (an item failure:
 // a 5xx or a dropped connection after the client's retries, or a 404) is
@@ -146,34 +172,57 @@ func (w *Worker) retryWorkPackages(ctx context.Context, r *run, st *store.SyncSt
 // just shown the work package, and deletions go through the id diff.
 // Only when every activity fetch of the page failed is it an outage, and
 // the page fails as a whole.
-func (w *Worker) workPackagePage(ctx context.Context, r *run, items []openproject.WorkPackage, kr *KindReport, st *store.SyncState) (int, error) {
-	changed, err := w.changedWorkPackages(ctx, items, st.Retry)
+func (w *Worker) fetchWorkPackagePage(ctx context.Context, r *run, items []openproject.WorkPackage, retry []int64) (*wpPage, error) {
+	changed, err := w.changedWorkPackages(ctx, items, retry)
 	if err != nil || len(changed) == 0 {
-		return 0, err
+		return nil, err
 	}
 	ids := make([]int64, len(changed))
 	for i, wp := range changed {
 		ids[i] = wp.ID
 	}
-	acts, failed, err := fetchEach(ctx, w.opts.Concurrency, "activities of work package", ids, r.api.Activities)
-	if err != nil {
-		return len(changed), err
-	}
+	acts, failed, err := fetchEach(ctx, w.lim, "activities of work package", ids, r.api.Activities)
 	p := &wpPage{wps: changed, acts: acts, failed: failed}
+	return p, err
+}
 
-	// A refresh after a write (RefreshWorkPackage) may have stored a newer
-	// copy since this page was listed; the check runs under commitMu, so
-	// nothing can slip in between it and the write, and an older listing
-	// never replaces what the caller just wrote.
+// commitPage stores and indexes p, fetched by fetchWorkPackagePage. A
+// refresh after a write (RefreshWorkPackage) may have stored a newer copy
+// since the page was listed; the check runs under commitMu, so nothing
+// can slip in between it and the write, and an older listing never
+// replaces what the caller just wrote.
+func (w *Worker) commitPage(ctx context.Context, p *wpPage, kr *KindReport, st *store.SyncState) error {
 	w.commitMu.Lock()
 	defer w.commitMu.Unlock()
 	if err := w.checkStored(ctx, p); err != nil {
-		return len(changed), err
+		return err
 	}
-	return len(changed), w.commitWorkPackagePage(ctx, p, kr, st)
+	return w.commitWorkPackagePage(ctx, p, kr, st)
 }
 
-// wpPage is what workPackagePage holds for a page's changed work
+// background runs one function at a time in its own goroutine; wait
+// returns its error. The zero value is ready.
+type background struct{ done chan error }
+
+// start runs f; the previous function must have been waited for.
+func (b *background) start(f func() error) {
+	done := make(chan error, 1)
+	b.done = done
+	go func() { done <- f() }()
+}
+
+// wait waits for the function started last, if any, and returns its
+// error.
+func (b *background) wait() error {
+	if b.done == nil {
+		return nil
+	}
+	err := <-b.done
+	b.done = nil
+	return err
+}
+
+// wpPage is what fetchWorkPackagePage and commitPage hold for a page's changed work
 // packages, index by index.
 type wpPage struct {
 	wps  []openproject.WorkPackage

@@ -136,6 +136,9 @@ func printSyncReport(w io.Writer, rep sync.Report, dir string) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "synced in %s with %d requests into %s\n", rep.Duration.Round(time.Millisecond), rep.Requests, dir)
+	if rep.Concurrency > 0 {
+		fmt.Fprintf(w, "per-item requests: %d in parallel at the end, %d at most, %d backoffs\n", rep.Concurrency, rep.PeakConcurrency, rep.Backoffs)
+	}
 }
 
 // localIndex is a user's index as the offline commands see it: through

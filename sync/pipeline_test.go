@@ -1,0 +1,72 @@
+package sync
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
+	"github.com/opsearch/opsearch/openproject/optest"
+)
+
+// slowIndex is a memIndex whose writes take perDoc of (fake) time per
+// document.
+type slowIndex struct {
+	*memIndex
+	perDoc time.Duration
+}
+
+func (s slowIndex) Index(ctx context.Context, docs ...indexer.Document) error {
+	time.Sleep(time.Duration(len(docs)) * s.perDoc)
+	return s.memIndex.Index(ctx, docs...)
+}
+
+// TestSync_CommitsOverlapFetches: a page of work packages is stored and
+// indexed while the next page's activities are fetched, so a first sync
+// takes about the fetches' time, not the fetches' and the commits' added
+// up. The fake answers in memory, within a synctest bubble, with 20 ms of
+// fake time per activities request; indexing takes 1 ms of fake time per
+// document.
+func TestSync_CommitsOverlapFetches(t *testing.T) {
+	d := opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 1000, WikiPages: -1, Meetings: -1})
+	synctest.Test(t, func(t *testing.T) {
+		srv := optest.NewServer(d, optest.Options{})
+		defer srv.Close()
+		srv.SetFaults(optest.Faults{PathPrefix: "/api/v3/work_packages/", Latency: 20 * time.Millisecond})
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, r)
+			return rec.Result(), nil
+		})
+		c, err := openproject.New(openproject.Config{BaseURL: "http://op.test", APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: rt}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx := slowIndex{memIndex: newMemIndex(), perDoc: time.Millisecond}
+		const pageSize, conc = 100, 4
+		w := NewWorker(c, openStore(t), idx, Options{PageSize: pageSize, Concurrency: conc, WikiDeepMissRun: 1})
+		start := time.Now()
+		rep, err := w.Sync(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		pages := 1000 / pageSize
+		fetch := time.Duration(pageSize/conc) * 20 * time.Millisecond // per page
+		commit := time.Duration(pageSize) * time.Millisecond
+		if rep.Kinds[kind.WorkPackage].Updated != 1000 {
+			t.Fatalf("updated %d work packages", rep.Kinds[kind.WorkPackage].Updated)
+		}
+		// In turn: pages × (fetch + commit) = 6 s; overlapped: pages ×
+		// fetch + the last commit = 5.1 s.
+		if limit := time.Duration(pages)*fetch + 2*commit; took > limit {
+			t.Errorf("first sync took %v of fake time, want at most %v (fetching %v per page, committing %v)", took, limit, fetch, commit)
+		}
+	})
+}
