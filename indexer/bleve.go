@@ -17,6 +17,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
+	index "github.com/blevesearch/bleve_index_api"
 	"github.com/opsearch/opsearch/kind"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -684,16 +685,45 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 		if err != nil {
 			return Result{}, fmt.Errorf("open index reader: %w", err)
 		}
-		err = plan.cover(ctx, r, out.Hits)
-		if err == nil {
-			err = plan.cover(ctx, r, out.Federated)
-		}
+		err = coverAll(ctx, plan, r, out.Hits, out.Federated)
 		_ = r.Close()
 		if err != nil {
 			return Result{}, fmt.Errorf("measure coverage: %w", err)
 		}
 	}
 	return out, nil
+}
+
+// coverAll measures the coverage of hits and of the federated hits in
+// one pass over the postings; a federated hit also among hits is
+// measured once.
+func coverAll(ctx context.Context, plan *Plan, r index.IndexReader, hits, federated []Hit) error {
+	if len(federated) == 0 {
+		return plan.cover(ctx, r, hits)
+	}
+	at := make(map[string]int, len(hits))
+	for i, h := range hits {
+		at[h.ID] = i
+	}
+	all := slices.Clone(hits)
+	for _, h := range federated {
+		if _, dup := at[h.ID]; !dup {
+			all = append(all, h)
+		}
+	}
+	if err := plan.cover(ctx, r, all); err != nil {
+		return err
+	}
+	copy(hits, all[:len(hits)])
+	rest := all[len(hits):]
+	for i, h := range federated {
+		if j, dup := at[h.ID]; dup {
+			federated[i].Coverage, federated[i].MatchedWords = hits[j].Coverage, hits[j].MatchedWords
+			continue
+		}
+		federated[i], rest = rest[0], rest[1:]
+	}
+	return nil
 }
 
 // hitsOf converts bleve's hits.
