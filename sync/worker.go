@@ -86,10 +86,11 @@ type Options struct {
 	Concurrency int
 	// MaxConcurrency caps the adaptive concurrency (default
 	// DefaultMaxConcurrency, 16). Against the fake at 20 ms per request
-	// on two cores, a first sync of 10,000 work packages is bound by CPU
-	// (the fake's rendering, decoding, the store and the index) before 16
-	// requests are in flight: 40.7 s at a fixed 16 and 41.0 s at 32, on a
-	// machine shared with another build, against 72.5 s at 4. And a real
+	// on two cores shared with another build, a first sync of 10,000
+	// work packages took 59.8 s at a fixed 8, 48.2 s at 12 and 44.9 s at
+	// 16 (one series), and 32 gained nothing over 16 (41.0 s against
+	// 40.7 s): by then CPU (the fake's rendering, decoding, the store and
+	// the index) bounds the sync, not the API's latency. And a real
 	// OpenProject serves one user's sidecar with a handful of Puma
 	// threads, where more than 16 in flight would queue rather than go
 	// faster. Ignored when Concurrency is set.
