@@ -25,7 +25,9 @@ const FileName = "store.db"
 
 // SchemaVersion is the schema version this code writes and understands.
 // Opening a store with an older version migrates it; a newer one is refused.
-const SchemaVersion = 2
+// Version 3 adds values compressed with a dictionary (dict.go), which a
+// version 2 reader cannot decode: it refuses the file instead.
+const SchemaVersion = 3
 
 // DefaultLockTimeout is how long Open waits for another process to release
 // the file when Options.LockTimeout is zero.
@@ -331,6 +333,10 @@ func migration(from uint64) func(*bolt.Tx) error {
 	switch from {
 	case 1:
 		return migrate1to2
+	case 2:
+		// Nothing to rewrite: version 2 values stay readable, and
+		// dictionaries come with the next writes.
+		return func(*bolt.Tx) error { return nil }
 	default:
 		return nil
 	}

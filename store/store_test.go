@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -217,6 +218,7 @@ func TestOpenSchemaVersions(t *testing.T) {
 		anyErr  bool
 	}{
 		{"current", encodeUint(SchemaVersion), nil, false},
+		{"version 2, before dictionaries", encodeUint(2), nil, false},
 		{"too new", encodeUint(SchemaVersion + 1), ErrSchemaTooNew, true},
 		{"far too new", encodeUint(1 << 40), ErrSchemaTooNew, true},
 		{"zero", encodeUint(0), nil, true},
@@ -256,6 +258,14 @@ func TestOpenSchemaVersions(t *testing.T) {
 				defer s.Close()
 				if _, found, err := s.Project(1); !found || err != nil {
 					t.Errorf("Project(1) after reopen: found=%v err=%v", found, err)
+				}
+				if err := s.db.View(func(tx *bolt.Tx) error {
+					if v, _ := decodeUint(tx.Bucket(bucketMeta).Get(keySchemaVersion)); v != SchemaVersion {
+						return fmt.Errorf("schema version %d after opening, want %d", v, SchemaVersion)
+					}
+					return nil
+				}); err != nil {
+					t.Error(err)
 				}
 				return
 			}
