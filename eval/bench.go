@@ -124,16 +124,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	if o.WorkPackages <= 0 {
 		o.WorkPackages = 10000
 	}
-	switch {
-	case o.Latency == 0:
-		o.Latency = 20 * time.Millisecond
-	case o.Latency < 0:
-		o.Latency = 0
-	}
-	if o.Queries <= 0 {
-		o.Queries = 100
-	}
-	o.Seed = cmp.Or(o.Seed, 1)
+	benchDefaults(&o.Latency, &o.Queries, &o.Seed)
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -398,4 +389,19 @@ func (r *BenchReport) WriteText(w io.Writer) {
 	row("median latency (ms)", r.Opsearch.MedianMS, r.Reference.MedianMS, fmt.Sprintf("%.0f×", r.MedianSpeedup))
 	row("p99 latency (ms)", r.Opsearch.P99MS, r.Reference.P99MS, fmt.Sprintf("%.0f×", r.P99Speedup))
 	row("API requests per query", r.Opsearch.RequestsPerQuery, r.Reference.RequestsPerQuery, "")
+}
+
+// benchDefaults fills the options Bench and BenchScale share: 20 ms of
+// added latency (negative: none), 100 queries, seed 1.
+func benchDefaults(latency *time.Duration, queries *int, seed *int64) {
+	switch {
+	case *latency == 0:
+		*latency = 20 * time.Millisecond
+	case *latency < 0:
+		*latency = 0
+	}
+	if *queries <= 0 {
+		*queries = 100
+	}
+	*seed = cmp.Or(*seed, 1)
 }

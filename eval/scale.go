@@ -146,16 +146,7 @@ func BenchScale(ctx context.Context, o ScaleOptions) (*ScaleReport, error) {
 			return nil, fmt.Errorf("bench: size %d: want a positive number of work packages", n)
 		}
 	}
-	switch {
-	case o.Latency == 0:
-		o.Latency = 20 * time.Millisecond
-	case o.Latency < 0:
-		o.Latency = 0
-	}
-	if o.Queries <= 0 {
-		o.Queries = 100
-	}
-	o.Seed = cmp.Or(o.Seed, 1)
+	benchDefaults(&o.Latency, &o.Queries, &o.Seed)
 	if o.DirectAbove == 0 {
 		o.DirectAbove = DefaultDirectAbove
 	}
