@@ -184,16 +184,9 @@ func (n *lenientInt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-type halCollection struct {
-	Type     string `json:"_type"`
-	Total    int    `json:"total"`
-	Count    int    `json:"count"`
-	PageSize int    `json:"pageSize"`
-	Offset   int    `json:"offset"`
-	Embedded struct {
-		Elements []json.RawMessage `json:"elements"`
-	} `json:"_embedded"`
-}
+// halCollection is a collection whose elements are decoded later, one by
+// one.
+type halCollection = halCollectionOf[json.RawMessage]
 
 // halCollectionOf is halCollection with its elements decoded as W.
 type halCollectionOf[W any] struct {
