@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -70,7 +71,43 @@ type KindFreshness struct {
 // Freshness reports the index's state from the store's sync states and
 // the index's counts.
 func (e *Engine) Freshness(ctx context.Context) (Freshness, error) {
-	return freshness(ctx, e.st, e.indexCounts, e.opts.Rebuilding)
+	gen, err := e.st.Generation()
+	if err != nil {
+		return Freshness{}, fmt.Errorf("read store generation: %w", err)
+	}
+	key := freshKey{gen: gen}
+	if e.opts.Rebuilding != nil {
+		key.building, key.why = e.opts.Rebuilding()
+	}
+	e.freshMu.Lock()
+	if e.freshKey != nil && *e.freshKey == key {
+		f := e.fresh
+		e.freshMu.Unlock()
+		// Callers may change their copy's kinds (capping an error text).
+		f.Kinds = maps.Clone(f.Kinds)
+		return f, nil
+	}
+	e.freshMu.Unlock()
+	// Computed from transactions that start after gen was read, so it is
+	// at least as new as gen: cached under gen, it is never older than
+	// what a search at gen should see.
+	f, err := freshness(ctx, e.st, e.indexCounts, func() (bool, string) { return key.building, key.why })
+	if err != nil {
+		return Freshness{}, err
+	}
+	e.freshMu.Lock()
+	e.fresh, e.freshKey = f, &key
+	e.freshMu.Unlock()
+	f.Kinds = maps.Clone(f.Kinds)
+	return f, nil
+}
+
+// freshKey is what a Freshness is a function of besides the index counts,
+// which follow the store (Engine.indexCounts).
+type freshKey struct {
+	gen      uint64
+	building bool
+	why      string
 }
 
 func freshness(ctx context.Context, st *store.Store, count func(ctx context.Context, key string) (map[kind.Kind]uint64, error), rebuilding func() (bool, string)) (Freshness, error) {

@@ -87,3 +87,49 @@ func TestFreshness_FailedSyncKeepsCompleteness(t *testing.T) {
 		})
 	}
 }
+
+// TestFreshnessFollowsTheStore: an engine's freshness is cached between
+// searches, and every write to the store (a sync that fails, one that
+// succeeds) shows in the next answer; a caller changing its copy does not
+// change the next caller's.
+func TestFreshnessFollowsTheStore(t *testing.T) {
+	e := synced.Open(t, opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 40, WikiPages: 5, Meetings: 3}), openproject.Config{
+		APIKey: optest.AliceKey, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+	ctx := t.Context()
+	if _, err := e.Worker.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eng := search.New(e.Store, e.Index, search.Options{BaseURL: e.URL})
+	fresh := func() search.Freshness {
+		t.Helper()
+		f, err := eng.Freshness(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	f := fresh()
+	if kf := f.Kinds[kind.WorkPackage]; kf.LastError != nil || !f.Complete {
+		t.Fatalf("after a good sync: complete %t, work package error %v", f.Complete, kf.LastError)
+	}
+	// A caller's copy is its own.
+	delete(f.Kinds, kind.WorkPackage)
+	if _, ok := fresh().Kinds[kind.WorkPackage]; !ok {
+		t.Fatal("changing one answer's kinds changed the next answer's")
+	}
+
+	e.Server.SetFaults(optest.Faults{PathPrefix: "/api/v3/work_packages", FailNext: 1 << 30, FailStatus: 500})
+	if _, err := e.Worker.Sync(ctx); err == nil {
+		t.Fatal("sync during the outage succeeded")
+	}
+	if kf := fresh().Kinds[kind.WorkPackage]; kf.LastError == nil {
+		t.Error("the failed sync does not show in the next freshness")
+	}
+	e.Server.SetFaults(optest.Faults{})
+	if _, err := e.Worker.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if kf := fresh().Kinds[kind.WorkPackage]; kf.LastError != nil {
+		t.Errorf("the recovered sync does not show in the next freshness: %s", *kf.LastError)
+	}
+}

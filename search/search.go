@@ -89,6 +89,14 @@ type Engine struct {
 	counts    map[kind.Kind]uint64
 	countsKey string
 
+	// fresh caches the last Freshness by the store generation and the
+	// rebuild state it was computed for: it reads the sync state of every
+	// kind and counts, seven transactions per search, and it only changes
+	// with them.
+	freshMu  sync.Mutex
+	fresh    Freshness
+	freshKey *freshKey
+
 	cache *entityCache // nil when Options.CacheBytes is negative
 }
 

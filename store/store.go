@@ -502,6 +502,13 @@ func (s *Store) SetIdentity(id Identity) error {
 	})
 }
 
+// Generation is the store's generation as a read transaction started now
+// sees it (ReadTx.Generation): it changes with every committed write.
+func (s *Store) Generation() (gen uint64, err error) {
+	err = s.view(func(tx *ReadTx) error { gen = tx.Generation(); return nil })
+	return gen, err
+}
+
 // Identity returns the recorded identity; found is false if none was set.
 func (s *Store) Identity() (id Identity, found bool, err error) {
 	err = s.view(func(tx *ReadTx) error {
