@@ -143,6 +143,9 @@ type Index interface {
 	Search(ctx context.Context, opts SearchOptions) (Result, error)
 	// Count returns the number of documents, per kind.
 	Count(ctx context.Context) (map[kind.Kind]uint64, error)
+	// Settle reorganises the index for searching after many writes, if
+	// they were many, and reports whether it did.
+	Settle(ctx context.Context) (bool, error)
 	// Close releases the index; it is safe to call twice.
 	Close() error
 }

@@ -1,0 +1,79 @@
+package indexer
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/opsearch/opsearch/openproject"
+)
+
+// segments is the number of segments the live index searches.
+func segments(t *testing.T, b *Bleve) uint64 {
+	t.Helper()
+	adv, err := b.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := adv.(*scorch.Scorch).StatsMap()
+	return s["TotFileSegmentsAtRoot"].(uint64) + s["TotMemorySegmentsAtRoot"].(uint64)
+}
+
+// TestSettle: many writes in small calls (a first crawl's pages) leave
+// several segments, which Settle merges into one; a few writes after
+// that are left to scorch, and a search finds the same either way.
+func TestSettle(t *testing.T) {
+	ctx := context.Background()
+	b, err := Open(filepath.Join(t.TempDir(), "index"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	wp := func(id int64) Document {
+		return FromWorkPackage(openproject.WorkPackage{ID: id, Subject: fmt.Sprintf("Rotate the signing key %d", id),
+			Project: ref(1, "Platform"), Type: ref(2, "Task"), Status: ref(1, "New")}, nil)
+	}
+	if merged, err := b.Settle(ctx); err != nil || merged {
+		t.Fatalf("Settle on an empty index = %v, %v; want false, nil", merged, err)
+	}
+	const pages, perPage = 12, 100
+	for p := range pages {
+		docs := make([]Document, 0, perPage)
+		for i := range perPage {
+			docs = append(docs, wp(int64(p*perPage+i+1)))
+		}
+		if err := b.Index(ctx, docs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := search(t, b, SearchOptions{Query: "signing key 1107", Size: 5})
+	if n := segments(t, b); n < 2 {
+		t.Fatalf("%d pages left %d segments; the test needs several", pages, n)
+	}
+	merged, err := b.Settle(ctx)
+	if err != nil || !merged {
+		t.Fatalf("Settle after %d documents = %v, %v; want true, nil", pages*perPage, merged, err)
+	}
+	if n := segments(t, b); n != 1 {
+		t.Errorf("after Settle the index has %d segments, want 1", n)
+	}
+	// Ties below the first may come in another order (the engine orders
+	// them by id); the match itself must stay first.
+	if after := search(t, b, SearchOptions{Query: "signing key 1107", Size: 5}); len(after) == 0 || after[0] != before[0] || before[0] != "work_package:1107" {
+		t.Errorf("search after Settle = %v, before %v", after, before)
+	}
+
+	// A handful of updates is not worth rewriting the index for.
+	if err := b.Index(ctx, wp(1), wp(2), wp(3)); err != nil {
+		t.Fatal(err)
+	}
+	if merged, err := b.Settle(ctx); err != nil || merged {
+		t.Errorf("Settle after 3 updates = %v, %v; want false, nil", merged, err)
+	}
+	_ = b.Close()
+	if _, err := b.Settle(ctx); err != ErrClosed {
+		t.Errorf("Settle on a closed index: %v, want ErrClosed", err)
+	}
+}
