@@ -24,8 +24,9 @@ import (
 // documents by id, so tests can compare them field by field. The
 // acceptance cases also run against the real index in e2e_test.go.
 type memIndex struct {
-	mu   gosync.Mutex
-	docs map[string]indexer.Document
+	mu      gosync.Mutex
+	docs    map[string]indexer.Document
+	settles int // Settle calls
 }
 
 func newMemIndex() *memIndex { return &memIndex{docs: map[string]indexer.Document{}} }
@@ -52,6 +53,14 @@ func (m *memIndex) Delete(ctx context.Context, ids ...string) error {
 		delete(m.docs, id)
 	}
 	return nil
+}
+
+// Settle has nothing to reorganise in a map; it counts the calls.
+func (m *memIndex) Settle(context.Context) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.settles++
+	return false, nil
 }
 
 func (m *memIndex) snapshot() map[string]string {

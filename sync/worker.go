@@ -35,6 +35,7 @@ type API interface {
 type Index interface {
 	Index(ctx context.Context, docs ...indexer.Document) error
 	Delete(ctx context.Context, ids ...string) error
+	Settle(ctx context.Context) (bool, error)
 }
 
 var (
@@ -321,6 +322,17 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 		}
 		if ctx.Err() != nil {
 			break
+		}
+	}
+	// A first crawl leaves the index in many segments, each searched on
+	// its own; merging them is the index's call (Settle), made once the
+	// writes are done, whether or not every kind succeeded.
+	if ctx.Err() == nil {
+		start := w.opts.Now()
+		if merged, serr := w.idx.Settle(ctx); serr != nil {
+			w.log.Warn("settle index", "error", serr)
+		} else if merged {
+			w.log.Info("index merged after sync", "took", w.opts.Now().Sub(start).Round(time.Millisecond))
 		}
 	}
 	err = rep.Err()

@@ -57,6 +57,11 @@ func TestFullSyncThenUnchanged(t *testing.T) {
 		}
 	}
 	t.Logf("first sync: %d requests", rep.Requests)
+	// The index decides after each sync whether its writes call for a
+	// merge (indexer.TestSettle), so the worker must ask every time.
+	if e.idx.settles != 1 {
+		t.Errorf("the first sync asked the index to settle %d times, want 1", e.idx.settles)
+	}
 
 	before := dump(t, e.st)
 	e.srv.ResetRequests()
