@@ -27,6 +27,8 @@ type memIndex struct {
 	mu      gosync.Mutex
 	docs    map[string]indexer.Document
 	settles int // Settle calls
+	// largest is the most documents one Index call brought.
+	largest int
 }
 
 func newMemIndex() *memIndex { return &memIndex{docs: map[string]indexer.Document{}} }
@@ -37,6 +39,7 @@ func (m *memIndex) Index(ctx context.Context, docs ...indexer.Document) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.largest = max(m.largest, len(docs))
 	for _, d := range docs {
 		m.docs[d.ID] = d
 	}

@@ -215,6 +215,99 @@ func TestLimiter_AcquireWaitsForASlot(t *testing.T) {
 	})
 }
 
+func mustAcquire(t *testing.T, l *limiter) ticket {
+	t.Helper()
+	tk, err := l.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// busyFlag is a Busy that says what the test sets.
+type busyFlag struct{ atomic.Bool }
+
+func (b *busyFlag) Busy() bool { return b.Load() }
+
+// TestLimiter_GivesWayWhileBusy: while searches wait (Options.Busy), at
+// most busyLimit requests start, whatever the adaptive limit; once they
+// are served, the limit is the adaptive one again.
+func TestLimiter_GivesWayWhileBusy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var busy busyFlag
+		l := newLimiter(4, 1, 4)
+		l.busy, l.busyLimit = &busy, 1
+		busy.Store(true)
+		a, err := l.acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var started atomic.Int32
+		done, hold := make(chan struct{}), make(chan struct{})
+		for range 3 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				tk, err := l.acquire(t.Context())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				started.Add(1)
+				defer l.release(tk, 0, nil)
+				<-hold
+			}()
+		}
+		synctest.Wait()
+		if n := started.Load(); n != 0 {
+			t.Fatalf("%d more requests started while busy at a bound of one", n)
+		}
+		busy.Store(false)
+		l.release(a, 0, nil) // wakes the waiting ones
+		synctest.Wait()
+		if n := started.Load(); n != 3 {
+			t.Errorf("%d of 3 waiting requests started once not busy at a limit of 4", n)
+		}
+		if st := l.stats(); st.limit != 4 {
+			t.Errorf("the adaptive limit changed to %d while busy", st.limit)
+		}
+		close(hold)
+		for range 3 {
+			<-done
+		}
+
+		// While busy, a request that took 1 ms holds the next back for
+		// three times that; a slow one for at most maxYield.
+		busy.Store(true)
+		for _, tc := range []struct{ took, want time.Duration }{{time.Millisecond, 3 * time.Millisecond}, {time.Second, maxYield}} {
+			a, err = l.acquire(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.release(a, tc.took, nil)
+			start := time.Now()
+			if a, err = l.acquire(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if waited := time.Since(start); waited != tc.want {
+				t.Errorf("while busy the next request waited %v after one of %v, want %v", waited, tc.took, tc.want)
+			}
+			l.release(a, 0, nil)
+			time.Sleep(maxYield) // past the pause of the release above
+		}
+		// Once the searches are served it starts at once.
+		l.release(mustAcquire(t, l), time.Second, nil)
+		busy.Store(false)
+		start := time.Now()
+		if a, err = l.acquire(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("not busy, the next request waited %v", waited)
+		}
+		l.release(a, 0, nil)
+	})
+}
+
 // roundTripFunc is an http.RoundTripper.
 type roundTripFunc func(*http.Request) (*http.Response, error)
 

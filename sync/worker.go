@@ -43,6 +43,9 @@ var (
 	_ Index = (indexer.Index)(nil)
 )
 
+// Busy reports whether interactive work is waiting for the CPU.
+type Busy interface{ Busy() bool }
+
 // ErrSyncRunning is returned by Sync when another sync of the same worker
 // is in progress, or the user's index is being rebuilt from the store (a
 // commit during the rebuild could leave a stale copy in the new index). A
@@ -127,6 +130,15 @@ type Options struct {
 	// WikiFullProbeEvery is how often the wiki is probed from id 1 with
 	// WikiDeepMissRun, which also finds pages that became visible.
 	WikiFullProbeEvery time.Duration
+	// Busy, if set, says when searches are waiting for the machine's
+	// cores (mcp.SearchSlots). While it does, at most BusyConcurrency
+	// per-item requests run at once, whatever the adaptive limit: a
+	// crawl then gives way to the people and agents searching instead of
+	// competing with them for the CPU its responses take to decode and
+	// index, and takes back its pace once they are served.
+	Busy Busy
+	// BusyConcurrency is the bound while Busy says so (default 1).
+	BusyConcurrency int
 	// MaxDeleteShare is the largest share of a kind's stored entities one
 	// sync may delete (default 0.1, i.e. 10 %); a sync that would delete
 	// more deletes nothing of that kind and fails it with
@@ -152,6 +164,7 @@ func (o Options) withDefaults() Options {
 	}
 	def(&o.PageSize, DefaultPageSize)
 	def(&o.MaxConcurrency, DefaultMaxConcurrency)
+	def(&o.BusyConcurrency, 2)
 	def(&o.WikiMissRun, DefaultWikiMissRun)
 	def(&o.WikiDeepMissRun, DefaultWikiDeepMissRun)
 	def(&o.WikiRecheck, DefaultWikiRecheck)
@@ -226,6 +239,7 @@ func NewWorker(api API, st *store.Store, idx Index, opts Options) *Worker {
 	if opts.Concurrency > 0 {
 		lim = newLimiter(opts.Concurrency, opts.Concurrency, opts.Concurrency)
 	}
+	lim.busy, lim.busyLimit = opts.Busy, opts.BusyConcurrency
 	return &Worker{api: api, st: st, idx: idx, opts: opts, lim: lim, log: opts.Logger.With("subsystem", "sync")}
 }
 
@@ -465,10 +479,8 @@ func (w *Worker) commitLocked(ctx context.Context, write func(*store.WriteTx) er
 		}); err != nil {
 			return fmt.Errorf("write store: %w", err)
 		}
-		if len(docs) > 0 {
-			if err := w.idx.Index(ctx, docs...); err != nil {
-				return fmt.Errorf("index documents: %w", err)
-			}
+		if err := w.index(ctx, docs); err != nil {
+			return fmt.Errorf("index documents: %w", err)
 		}
 		if len(dels) > 0 {
 			if err := w.idx.Delete(ctx, dels...); err != nil {
@@ -492,6 +504,29 @@ func (w *Worker) commitLocked(ctx context.Context, write func(*store.WriteTx) er
 		return nil
 	}); err != nil {
 		return fmt.Errorf("write sync state: %w", err)
+	}
+	return nil
+}
+
+// index adds docs to the index: at once, or, while searches wait for the
+// cores (Options.Busy), in slices with a pause after each (see yield), so
+// a page's batch does not take every core from them for its whole length.
+func (w *Worker) index(ctx context.Context, docs []indexer.Document) error {
+	for len(docs) > 0 {
+		n := len(docs)
+		if w.lim.busyNow() {
+			n = min(n, busyBatch)
+		}
+		start := time.Now()
+		if err := w.idx.Index(ctx, docs[:n]...); err != nil {
+			return err
+		}
+		docs = docs[n:]
+		if len(docs) > 0 {
+			if err := w.lim.yield(ctx, time.Since(start)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -422,3 +422,29 @@ func TestLargeAcceptance(t *testing.T) {
 		t.Logf("change sync: %d requests (bound %d) in %v", got, limit, rep.Duration)
 	}
 }
+
+// alwaysBusy is a Busy whose searches never stop waiting.
+type alwaysBusy struct{}
+
+func (alwaysBusy) Busy() bool { return true }
+
+// TestSyncGivesWayWhileBusy: while searches wait for the cores, a sync
+// still completes, with the same data, but runs one per-item request at a
+// time (TestLimiter_GivesWayWhileBusy) and indexes a page in slices of
+// busyBatch.
+func TestSyncGivesWayWhileBusy(t *testing.T) {
+	gen := opgen.GenOptions{Seed: 7, WorkPackages: 150, WikiPages: 10, Meetings: 5}
+	quiet := newEnv(t, gen, optest.Options{}, Options{})
+	quiet.sync(t)
+	busy := newEnv(t, gen, optest.Options{}, Options{Busy: alwaysBusy{}})
+	busy.sync(t)
+	if d := diffMaps(quiet.idx.snapshot(), busy.idx.snapshot()); len(d) > 0 {
+		t.Errorf("the busy sync indexed otherwise than the quiet one at %v", d)
+	}
+	if quiet.idx.largest <= busyBatch {
+		t.Fatalf("the quiet sync's largest batch is %d documents; the test needs more than %d", quiet.idx.largest, busyBatch)
+	}
+	if busy.idx.largest > busyBatch {
+		t.Errorf("while busy the sync indexed %d documents at once, want at most %d", busy.idx.largest, busyBatch)
+	}
+}
