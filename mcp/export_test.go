@@ -59,3 +59,6 @@ func (l *LiveHarness) CommentedWP() openproject.WorkPackage {
 
 // MeetingWithAgenda is a meeting with agenda items and participants.
 func (l *LiveHarness) MeetingWithAgenda() openproject.Meeting { return l.h.meetingWithAgenda() }
+
+// NewSearchSlotsOf returns search slots of n.
+func NewSearchSlotsOf(n int) *SearchSlots { return newSearchSlots(n) }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -24,6 +23,9 @@ const DefaultMaxBodyBytes = 4 << 20
 
 // HTTPOptions configure NewHTTPHandler.
 type HTTPOptions struct {
+	// SearchSlots bounds the searches of all users running at once
+	// (Options.SearchSlots); nil: NewSearchSlots.
+	SearchSlots *SearchSlots
 	// LiveTimeout bounds one live read tool call (see Options.LiveTimeout).
 	LiveTimeout time.Duration
 	// BaseURL is the OpenProject instance (shown by /health).
@@ -77,7 +79,7 @@ type httpHandler struct {
 	tools map[string]restTool
 	// searchSlots bounds the searches of all users at once: they share
 	// the cores (NewSearchSlots).
-	searchSlots *semaphore.Weighted
+	searchSlots *SearchSlots
 
 	streamable http.Handler
 	sse        http.Handler
@@ -123,7 +125,10 @@ func NewHTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	h := &httpHandler{
 		opts: opts, mgr: opts.Manager, log: opts.Logger.With("subsystem", "http"),
 		sseSessions: map[string]int64{},
-		searchSlots: NewSearchSlots(), // one bound for every user's searches
+		searchSlots: opts.SearchSlots, // one bound for every user's searches
+	}
+	if h.searchSlots == nil {
+		h.searchSlots = NewSearchSlots()
 	}
 	h.streams, h.closeStreams = context.WithCancel(context.Background())
 	var err error

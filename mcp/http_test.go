@@ -18,6 +18,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
@@ -65,6 +66,8 @@ type httpEnvOpts struct {
 	// arrived on, as in a container, where clients reach the server
 	// through a non-loopback interface.
 	localAddr net.Addr
+	// searchSlots is HTTPOptions.SearchSlots.
+	searchSlots *mcp.SearchSlots
 }
 
 func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
@@ -97,7 +100,7 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 	}
 	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
 		BaseURL: base, ServerKey: o.serverKey, ReadOnly: o.readOnly, Logger: logger, Manager: mgr,
-		AllowedOrigins: o.origins, ProbeEvery: o.probeEvery, AllowedHosts: o.allowedHosts,
+		AllowedOrigins: o.origins, ProbeEvery: o.probeEvery, AllowedHosts: o.allowedHosts, SearchSlots: o.searchSlots,
 	})
 	if err != nil {
 		t.Fatal(err)

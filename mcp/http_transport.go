@@ -1,7 +1,10 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -26,7 +29,68 @@ func (h *httpHandler) serveStreamable(w http.ResponseWriter, r *http.Request) {
 	defer l.Release()
 	// Clients such as Open WebUI send a narrower Accept and would get 406.
 	r.Header.Set("Accept", "application/json, text/event-stream")
-	h.streamable.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxServerKey{}, ks)))
+	ctx := context.WithValue(r.Context(), ctxServerKey{}, ks)
+	r, isSearch := h.searchCall(r)
+	if isSearch {
+		// A search is CPU work from its request's decoding to its
+		// answer's encoding, most of it in the SDK around the tool. It
+		// takes a search slot for all of it, so the searches waiting
+		// queue in order instead of sharing the cores: under load, each
+		// then takes its own time after its wait, where sharing made the
+		// costliest ones take many times theirs.
+		if err := h.searchSlots.Acquire(ctx); err != nil {
+			return // the client is gone
+		}
+		defer h.searchSlots.Release()
+		h.streamable.ServeHTTP(w, r.WithContext(context.WithValue(ctx, ctxSlotHeld{}, true)))
+		return
+	}
+	h.streamable.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// ctxSlotHeld marks a request whose search slot the transport holds.
+type ctxSlotHeld struct{}
+
+// slotHeld reports whether ctx's request already holds a search slot.
+func slotHeld(ctx context.Context) bool {
+	held, _ := ctx.Value(ctxSlotHeld{}).(bool)
+	return held
+}
+
+// searchCall reports whether r is a call of a search tool, reading its
+// body (at most the size the SDK accepts) and returning r with the body
+// restored. Anything it cannot tell is not a search: the SDK answers it.
+func (h *httpHandler) searchCall(r *http.Request) (*http.Request, bool) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return r, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
+	_ = r.Body.Close()
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		// The SDK answers the truncated body as it would have.
+		return r2, false
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" {
+		return r2, false
+	}
+	return r2, isSearchTool(msg.Params.Name)
+}
+
+// isSearchTool reports whether the tool named answers from the index.
+func isSearchTool(name string) bool {
+	switch name {
+	case toolSearch, toolSearchWorkPackages, toolSearchWikiPages, toolSearchMeetings:
+		return true
+	}
+	return false
 }
 
 // serveSSEPath splits /sse between the transports, as the reference

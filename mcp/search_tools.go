@@ -441,11 +441,11 @@ func (s *server) search(ctx context.Context, tool string, q search.Query, projec
 		}
 		q.ProjectIDs = []int64{id}
 	}
-	if slots := s.opts.SearchSlots; slots != nil {
-		if err := slots.Acquire(ctx, 1); err != nil {
+	if slots := s.opts.SearchSlots; slots != nil && !slotHeld(ctx) {
+		if err := slots.Acquire(ctx); err != nil {
 			return nil, nil, s.fail(ctx, tool, fmt.Errorf("wait for a search slot: %w", err))
 		}
-		defer slots.Release(1)
+		defer slots.Release()
 	}
 	start := time.Now()
 	resp, err := sr.Search(ctx, q)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,8 +87,20 @@ type Options struct {
 	// SearchSlots, if set, bounds the index searches running at once in
 	// every server sharing it (NewSearchSlots); the others wait their
 	// turn, first come first served. nil: no bound.
-	SearchSlots *semaphore.Weighted
+	SearchSlots *SearchSlots
 }
+
+// SearchSlots bounds the index searches running at once, shared by every
+// server of a process, and tells background work when searches are
+// waiting (it is a sync.Busy).
+type SearchSlots struct {
+	sem *semaphore.Weighted
+	n   int64
+	// queued counts the searches holding or waiting for a slot.
+	queued atomic.Int64
+}
+
+var _ sync.Busy = (*SearchSlots)(nil)
 
 // NewSearchSlots returns the bound for Options.SearchSlots: as many
 // searches at once as the process has cores. A search is CPU work from
@@ -96,9 +109,41 @@ type Options struct {
 // slower: 32 clients sharing two cores made each search wait for all the
 // others' work, and the costliest queries 16 times their own. In turn,
 // each waits only for those ahead of it, and its answer's time is its own.
-func NewSearchSlots() *semaphore.Weighted {
-	return semaphore.NewWeighted(int64(runtime.GOMAXPROCS(0)))
+func NewSearchSlots() *SearchSlots { return newSearchSlots(runtime.GOMAXPROCS(0)) }
+
+func newSearchSlots(n int) *SearchSlots {
+	return &SearchSlots{sem: semaphore.NewWeighted(int64(n)), n: int64(n)}
 }
+
+// Acquire waits for a slot, first come first served; it fails only when
+// ctx ends first.
+func (s *SearchSlots) Acquire(ctx context.Context) error {
+	s.queued.Add(1)
+	if err := s.sem.Acquire(ctx, 1); err != nil {
+		s.queued.Add(-1)
+		return err
+	}
+	return nil
+}
+
+// TryAcquire takes a slot if one is free now.
+func (s *SearchSlots) TryAcquire() bool {
+	if !s.sem.TryAcquire(1) {
+		return false
+	}
+	s.queued.Add(1)
+	return true
+}
+
+// Release frees a slot taken by Acquire or TryAcquire.
+func (s *SearchSlots) Release() {
+	s.sem.Release(1)
+	s.queued.Add(-1)
+}
+
+// Busy reports whether searches are waiting for a slot: every core has a
+// search and more are queued behind them.
+func (s *SearchSlots) Busy() bool { return s.queued.Load() > s.n }
 
 // server bundles what the tool handlers need.
 type server struct {

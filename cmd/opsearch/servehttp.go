@@ -136,6 +136,10 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	um := userMetrics{m: m, active: func() int { return mgr.ActiveUsers() }}
 	uo := conn.userOptions(e)
 	uo.Holder = "opsearch serve --http"
+	// Every user's searches share the cores, and every user's sync gives
+	// way while searches wait for them.
+	slots := mcp.NewSearchSlots()
+	uo.WorkerOptions.Busy = slots
 	up := &sync.UpstreamTracker{} // what the manager and the tools learn about reaching OpenProject
 	mgr, err = sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: conn.dataDir, NewClient: newClient,
@@ -167,7 +171,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly,
 		AllowedOrigins: splitList(hf.allowedOrigins), AllowedHosts: splitList(hf.allowedHosts),
 		Logger: e.logger, Manager: mgr, Version: version, Extra: extra, ObserveSearch: m.ObserveSearch,
-		LiveTimeout: conn.liveTimeout(),
+		LiveTimeout: conn.liveTimeout(), SearchSlots: slots,
 	})
 	if err != nil {
 		_ = mgr.Close(context.Background())
