@@ -166,7 +166,14 @@ func BenchmarkHTTPLoad32(b *testing.B) {
 			case <-time.After(loadCrawlWindow):
 				// Still crawling: the window is measured; closing the
 				// manager at the end stops the crawl.
-				b.Logf("%s's first crawl still running after the %s window", u.Login, loadCrawlWindow)
+				var st struct {
+					Kinds map[string]struct {
+						Store int `json:"store"`
+					} `json:"kinds"`
+				}
+				_ = httpCall(ctx, cs, "openproject_sync_status", nil, &st)
+				b.Logf("%s's first crawl still running after the %s window, %d of %d work packages in", u.Login, loadCrawlWindow,
+					st.Kinds["work_package"].Store, gen.WorkPackages)
 			}
 			stop.Store(true)
 			<-done
@@ -301,6 +308,13 @@ func newLoadEnv(b *testing.B, gen opgen.GenOptions) *loadEnv {
 	_, base := optesting.Start(b, data, optest.Options{})
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e := &loadEnv{data: data, syncs: map[int64]chan error{}}
+	// As serve --http wires them: one set of search slots, which the
+	// syncs give way to. OPSEARCH_LOAD_NO_YIELD=1 measures without that.
+	slots := mcp.NewSearchSlots()
+	wo := sync.Options{Logger: logger, Busy: slots}
+	if os.Getenv("OPSEARCH_LOAD_NO_YIELD") != "" {
+		wo.Busy = nil
+	}
 	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: b.TempDir(),
 		NewClient: func(key string) (sync.UserAPI, error) {
@@ -315,13 +329,13 @@ func newLoadEnv(b *testing.B, gen opgen.GenOptions) *loadEnv {
 			},
 		}),
 		Schedule:    "@every 1h",
-		UserOptions: sync.UserOptions{Logger: logger, WorkerOptions: sync.Options{Logger: logger}},
+		UserOptions: sync.UserOptions{Logger: logger, WorkerOptions: wo},
 		Logger:      logger,
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{BaseURL: base, Logger: logger, Manager: mgr})
+	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{BaseURL: base, Logger: logger, Manager: mgr, SearchSlots: slots})
 	if err != nil {
 		b.Fatal(err)
 	}
