@@ -3,7 +3,7 @@ package openproject
 import (
 	"cmp"
 	"context"
-	"encoding/json"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	json "github.com/go-json-experiment/json/v1"
 )
 
 // Page is one page of a paginated collection.
@@ -427,7 +429,7 @@ func (c *Client) ListWikiPageLinks(ctx context.Context, opts ListOptions) (Page[
 // it: GET /api/v3/spec.json, or /api/v3/openapi.json, the name some
 // versions publish it under. It is not HAL, and large (about 1.2 MB on a
 // current server), so it is left to the caller to decode what it needs.
-func (c *Client) OpenAPISpec(ctx context.Context) (json.RawMessage, error) {
+func (c *Client) OpenAPISpec(ctx context.Context) (stdjson.RawMessage, error) {
 	raw, err := c.GetJSON(ctx, "/api/v3/spec.json", nil)
 	if errors.Is(err, ErrNotFound) {
 		raw, err = c.GetJSON(ctx, "/api/v3/openapi.json", nil)
@@ -437,11 +439,11 @@ func (c *Client) OpenAPISpec(ctx context.Context) (json.RawMessage, error) {
 
 // GetJSON fetches any API path below the base URL and returns the raw JSON,
 // for endpoints opsearch does not model (the OpenAPI spec, for example).
-func (c *Client) GetJSON(ctx context.Context, path string, q url.Values) (json.RawMessage, error) {
+func (c *Client) GetJSON(ctx context.Context, path string, q url.Values) (stdjson.RawMessage, error) {
 	if !strings.HasPrefix(path, "/api/v3") {
 		return nil, fmt.Errorf("get json: path %q must start with /api/v3", path)
 	}
-	var raw json.RawMessage
+	var raw stdjson.RawMessage
 	if err := c.do(ctx, get(path, q), &raw); err != nil {
 		return nil, err
 	}

@@ -3,13 +3,14 @@ package openproject
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	json "github.com/go-json-experiment/json/v1"
 )
 
 // Filter is one condition of OpenProject's JSON filter syntax:

@@ -3,11 +3,12 @@ package openproject
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	json "github.com/go-json-experiment/json/v1"
 )
 
 // The wire types below decode exactly the HAL fields opsearch uses. Unknown
