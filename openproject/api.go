@@ -43,13 +43,43 @@ func (p Page[T]) Last() bool {
 // It follows the server's echoed pageSize, so a silently capped page size
 // neither skips nor repeats items, and it stops once it has seen total
 // items even when a select= response omits the paging fields.
+//
+// While fn works on one page the next is already being fetched: a crawl's
+// fn fetches a thousand work packages' activities, and listing the next
+// thousand (rendered, sent and decoded: about half a second against the
+// fake) then waited for it, every page. At most two pages are held. The
+// request for a page fn did not get, because fn failed or ctx ended, is
+// cancelled.
 func EachPage[T any](ctx context.Context, opts ListOptions, fetch func(context.Context, ListOptions) (Page[T], error), fn func(Page[T]) error) error {
 	if opts.Offset <= 0 {
 		opts.Offset = 1
 	}
+	type result struct {
+		page Page[T]
+		err  error
+	}
+	// ahead is the next page's fetch, when one runs; it is always
+	// drained before EachPage returns.
+	var ahead chan result
+	cancelAhead := func() {}
+	defer func() {
+		cancelAhead()
+		if ahead != nil {
+			<-ahead
+		}
+	}()
 	seen := -1
 	for {
-		page, err := fetch(ctx, opts)
+		var page Page[T]
+		var err error
+		if ahead != nil {
+			r := <-ahead
+			cancelAhead()
+			ahead = nil
+			page, err = r.page, r.err
+		} else {
+			page, err = fetch(ctx, opts)
+		}
 		if err != nil {
 			return err
 		}
@@ -61,10 +91,21 @@ func EachPage[T any](ctx context.Context, opts ListOptions, fetch func(context.C
 			seen = (opts.Offset - 1) * size
 		}
 		seen += len(page.Items)
+		last := page.Last() || seen >= page.Total
+		if !last {
+			next := opts
+			next.Offset++
+			actx, cancel := context.WithCancel(ctx)
+			ahead, cancelAhead = make(chan result, 1), cancel
+			go func(ch chan<- result) {
+				p, err := fetch(actx, next)
+				ch <- result{p, err}
+			}(ahead)
+		}
 		if err := fn(page); err != nil {
 			return err
 		}
-		if page.Last() || seen >= page.Total {
+		if last {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
