@@ -105,7 +105,13 @@ func (c *codec) maybeTrain(tx *bolt.Tx, k kind.Kind) error {
 // name it. The decoder is replaced, not changed: readers may be using
 // the current one, which close releases.
 func (c *codec) addDict(k kind.Kind, d []byte) error {
-	zip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderDict(d))
+	// The fastest level: with a dictionary it compresses as well as the
+	// default (the values of a 100,000 work package store: work packages
+	// 38.8 MB against 40.2, activities 34.8 against 34.7) in a little
+	// over half the time, for the default level's larger match tables are
+	// restored from the dictionary's before every value, and a first
+	// crawl spent 12 of its 275 CPU seconds on that copy.
+	zip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d))
 	if err != nil {
 		return fmt.Errorf("load the %s dictionary: %w", k, err)
 	}
