@@ -312,3 +312,35 @@ func TestFoldGreekCyrillic(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionsOfTheSameWordLeftOut: the last word's completions that
+// are only other forms of it ("meetings" for "meeting") are not searched
+// beside its stem, which finds every document holding them already;
+// completions that are other words ("meetingroom") still are, and a
+// document holding only the plural is found.
+func TestCompletionsOfTheSameWordLeftOut(t *testing.T) {
+	docs := []Document{
+		FromWikiPage(openproject.WikiPage{ID: 1, Title: "Notes", Text: "We held two review meetings last week.", Project: ref(1, "Platform")}),
+		FromWikiPage(openproject.WikiPage{ID: 2, Title: "Rooms", Text: "The meetingroom on floor two has a projector.", Project: ref(1, "Platform")}),
+		FromWikiPage(openproject.WikiPage{ID: 3, Title: "Agenda", Text: "The review meeting starts at ten.", Project: ref(1, "Platform")}),
+	}
+	b := openFilled(t, docs)
+	res, err := b.Search(context.Background(), SearchOptions{Query: "review meeting", Size: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := res.Plan.Words[len(res.Plan.Words)-1]
+	if _, ok := w.Forms["meetings"]; ok {
+		t.Errorf("forms of %q hold the plural beside the stem: %v", w.Text, w.Forms)
+	}
+	if _, ok := w.Forms["meetingroom"]; !ok {
+		t.Errorf("forms of %q lack the completion meetingroom: %v", w.Text, w.Forms)
+	}
+	var found bool
+	for _, h := range res.Hits {
+		found = found || h.ID == "wiki_page:1"
+	}
+	if !found {
+		t.Errorf("the page holding only %q was not found: %v", "meetings", res.Hits)
+	}
+}

@@ -634,8 +634,19 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 		}
 	}
 	if last && utf8.RuneCountInString(w.exact) >= minPrefixLen && idx != nil {
-		// The word being typed: its completions count as the word.
+		// The word being typed: its completions count as the word. A
+		// completion that is only another form of the word ("meetings"
+		// for "meeting") is left out when the word's stem is searched
+		// already: every document holding it holds the stem too, so it
+		// finds nothing more, and the postings of a common word's family
+		// were a large part of the query's cost (at 100,000 work
+		// packages "release planning" took 31 ms with them, 21 without).
+		// The word as typed stays: it ranks the form asked for above its
+		// relatives (dropping it too cost MRR on both evaluation sets).
 		for _, t := range expandPrefix(idx, fieldAll, w.exact) {
+			if t != w.exact && b.sameStem(t, pw.Forms) {
+				continue
+			}
 			if _, seen := pw.Forms[t]; !seen {
 				qs = append(qs, term(t, fieldAll, prefixBoost))
 				pw.Forms[t] = prefixBoost
@@ -650,6 +661,12 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 		return qs[0], title
 	}
 	return disjunction(qs, 0), title
+}
+
+// sameStem reports whether t stems to a form searched at full weight.
+func (b *Bleve) sameStem(t string, forms map[string]float64) bool {
+	ts := b.analyze(analyzerQuery, t)
+	return len(ts) == 1 && forms[string(ts[0].Term)] == 1
 }
 
 // exactQuery matches the query as written: a case- and accent-insensitive
