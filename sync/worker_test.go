@@ -433,10 +433,12 @@ func (alwaysBusy) Busy() bool { return true }
 // time (TestLimiter_GivesWayWhileBusy) and indexes a page in slices of
 // busyBatch.
 func TestSyncGivesWayWhileBusy(t *testing.T) {
-	gen := opgen.GenOptions{Seed: 7, WorkPackages: 150, WikiPages: 10, Meetings: 5}
-	quiet := newEnv(t, gen, optest.Options{}, Options{})
+	gen := opgen.GenOptions{Seed: 7, WorkPackages: 150, WikiPages: 3, Meetings: 2}
+	// A short wiki probe: a thousand misses, each paused, would be most
+	// of the test's time and tell nothing more.
+	quiet := newEnv(t, gen, optest.Options{}, Options{WikiDeepMissRun: 20})
 	quiet.sync(t)
-	busy := newEnv(t, gen, optest.Options{}, Options{Busy: alwaysBusy{}})
+	busy := newEnv(t, gen, optest.Options{}, Options{WikiDeepMissRun: 20, Busy: alwaysBusy{}})
 	busy.sync(t)
 	if d := diffMaps(quiet.idx.snapshot(), busy.idx.snapshot()); len(d) > 0 {
 		t.Errorf("the busy sync indexed otherwise than the quiet one at %v", d)
