@@ -126,16 +126,7 @@ func (s *SearchSlots) Acquire(ctx context.Context) error {
 	return nil
 }
 
-// TryAcquire takes a slot if one is free now.
-func (s *SearchSlots) TryAcquire() bool {
-	if !s.sem.TryAcquire(1) {
-		return false
-	}
-	s.queued.Add(1)
-	return true
-}
-
-// Release frees a slot taken by Acquire or TryAcquire.
+// Release frees a slot taken by Acquire.
 func (s *SearchSlots) Release() {
 	s.sem.Release(1)
 	s.queued.Add(-1)
