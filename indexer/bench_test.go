@@ -21,7 +21,12 @@ import (
 // benchDocs generates the benchmark corpus: n work packages with 3n
 // comments, 300 wiki pages, 200 meetings and the projects.
 func benchDocs(n int) []Document {
-	ds := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: n, Comments: 3 * n, WikiPages: 300, Meetings: 200})
+	return genDocs(opgen.GenOptions{Seed: 1, WorkPackages: n, Comments: 3 * n, WikiPages: 300, Meetings: 200})
+}
+
+// genDocs generates a corpus and turns it into documents.
+func genDocs(o opgen.GenOptions) []Document {
+	ds := opgen.Generate(o)
 	acts := make(map[int64][]openproject.Activity, len(ds.WorkPackages))
 	for _, a := range ds.Activities {
 		acts[a.WorkPackageID] = append(acts[a.WorkPackageID], a)

@@ -267,6 +267,10 @@ func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) (req, federate
 		req.SortBy([]string{"-" + fieldUpdated, "_id"})
 		return req, nil, plan
 	}
+	if d, ok := text.(*query.DisjunctionQuery); ok && plan != nil {
+		// A fuzzy query: its words and title boosts in one searcher.
+		text, should = &rankQuery{groups: d.Disjuncts, should: should}, nil
+	}
 	req = b.textRequest(idx, text, should, opts, size, from, plan != nil)
 	if len(opts.Federate) > 0 {
 		fo := opts
@@ -288,11 +292,15 @@ func (b *Bleve) textRequest(idx bleve.Index, text query.Query, should []query.Qu
 		text = query.NewConjunctionQuery([]query.Query{kindsQuery(opts.Kinds, 0), text})
 		opts.Kinds = nil
 	}
-	bq := query.NewBooleanQuery([]query.Query{text}, should, nil)
-	if filter := b.filterQuery(opts); filter != nil {
-		bq.AddFilter(filter)
+	q := text
+	if filter := b.filterQuery(opts); filter != nil || len(should) > 0 {
+		bq := query.NewBooleanQuery([]query.Query{text}, should, nil)
+		if filter != nil {
+			bq.AddFilter(filter)
+		}
+		q = bq
 	}
-	req := bleve.NewSearchRequestOptions(bq, size, from, false)
+	req := bleve.NewSearchRequestOptions(q, size, from, false)
 	// Among equal scores bleve's order follows how batches landed in
 	// segments, so the same data synced twice could order a tie
 	// differently, and a window can end inside one. Ties are broken by
