@@ -344,3 +344,20 @@ func TestCompletionsOfTheSameWordLeftOut(t *testing.T) {
 		t.Errorf("the page holding only %q was not found: %v", "meetings", res.Hits)
 	}
 }
+
+// TestQueryStopWordsAreTheScorers: a query loses the scorer's function
+// words and only those. bleve's English list also dropped words that
+// mean something in project text ("down", "off", "before", "other").
+func TestQueryStopWordsAreTheScorers(t *testing.T) {
+	b := openFilled(t, corpus())
+	var kept []string
+	for _, w := range b.queryWords("what did Ana say about the site down before the other sign off") {
+		if len(w.stems) > 0 {
+			kept = append(kept, w.exact)
+		}
+	}
+	want := []string{"ana", "say", "site", "down", "before", "other", "sign", "off"}
+	if !slices.Equal(kept, want) {
+		t.Errorf("content words %q, want %q", kept, want)
+	}
+}
