@@ -14,9 +14,10 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 )
 
-// rankQuery is a fuzzy query with no restriction: a document holding
-// any of the words' clauses (groups) is a hit, and the title boosts
-// (should) add to its score. It scores exactly as bleve scores
+// rankQuery is a fuzzy query's text: a document holding any of the
+// words' clauses (groups) is a hit, and the title boosts (should) add to
+// its score; restrictions wrap it (a conjunct or a filter, textRequest).
+// It scores exactly as bleve scores
 //
 //	Boolean{Must: Conjunction(Disjunction(groups...)), Should: Disjunction(should...)}
 //
