@@ -249,11 +249,10 @@ func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) (req, federate
 	from := max(opts.From, 0)
 
 	var text query.Query
-	var should []query.Query
 	if opts.Mode == MatchExact {
 		text = b.exactQuery(opts.Query)
 	} else {
-		text, should, plan = b.fuzzyQuery(idx, opts.Query)
+		text, plan = b.fuzzyQuery(idx, opts.Query)
 	}
 	if text == nil {
 		// Every document of any kind, newest first; not match-all, which
@@ -267,22 +266,18 @@ func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) (req, federate
 		req.SortBy([]string{"-" + fieldUpdated, "_id"})
 		return req, nil, plan
 	}
-	if d, ok := text.(*query.DisjunctionQuery); ok && plan != nil {
-		// A fuzzy query: its words and title boosts in one searcher.
-		text, should = &rankQuery{groups: d.Disjuncts, should: should}, nil
-	}
-	req = b.textRequest(idx, text, should, opts, size, from, plan != nil)
+	req = b.textRequest(idx, text, opts, size, from, plan != nil)
 	if len(opts.Federate) > 0 {
 		fo := opts
 		fo.Kinds = opts.Federate
-		federated = b.textRequest(idx, text, should, fo, max(opts.FederateSize, 1), 0, false)
+		federated = b.textRequest(idx, text, fo, max(opts.FederateSize, 1), 0, false)
 	}
 	return req, federated, plan
 }
 
-// textRequest is the request for a text query, its boosts (should) and
-// the structured restrictions of opts.
-func (b *Bleve) textRequest(idx bleve.Index, text query.Query, should []query.Query, opts SearchOptions, size, from int, scoreOnly bool) *bleve.SearchRequest {
+// textRequest is the request for a text query and the structured
+// restrictions of opts.
+func (b *Bleve) textRequest(idx bleve.Index, text query.Query, opts SearchOptions, size, from int, scoreOnly bool) *bleve.SearchRequest {
 	if len(opts.Kinds) > 0 && fewDocs(idx, opts.Kinds) {
 		// The kinds asked for are a small part of the index (the
 		// meetings among 100,000 work packages): they drive the query as
@@ -293,11 +288,9 @@ func (b *Bleve) textRequest(idx bleve.Index, text query.Query, should []query.Qu
 		opts.Kinds = nil
 	}
 	q := text
-	if filter := b.filterQuery(opts); filter != nil || len(should) > 0 {
-		bq := query.NewBooleanQuery([]query.Query{text}, should, nil)
-		if filter != nil {
-			bq.AddFilter(filter)
-		}
+	if filter := b.filterQuery(opts); filter != nil {
+		bq := query.NewBooleanQuery([]query.Query{text}, nil, nil)
+		bq.AddFilter(filter)
 		q = bq
 	}
 	req := bleve.NewSearchRequestOptions(q, size, from, false)
@@ -420,9 +413,10 @@ func disjunction(qs []query.Query, minMatch int) *query.DisjunctionQuery {
 	return d
 }
 
-// fuzzyQuery builds the fuzzy-mode text query and its optional boosts.
+// fuzzyQuery builds the fuzzy-mode text query: a rankQuery of the words'
+// clauses and their title boosts, or match-none when no word is known.
 //
-// Retrieval is disjunctive (BM25 over the catch-all field): a document
+// Retrieval is disjunctive (tf-idf over the catch-all field): a document
 // holding some of the query's words is a candidate, ranked by how much of
 // the query's information it holds, because people ask with words the
 // item lacks ("any ticket about ...", a synonym, a name with a topic).
@@ -431,10 +425,10 @@ func disjunction(qs []query.Query, minMatch int) *query.DisjunctionQuery {
 // Words the index holds in no form contribute nothing. The disjunction's
 // coordination factor (matched clauses / clauses) rewards coverage; the
 // title clauses and phrase reward where the words stand.
-func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, []query.Query, *Plan) {
+func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, *Plan) {
 	all := b.queryWords(q)
 	if len(all) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	words := all[:0:0]
 	for _, w := range all {
@@ -489,7 +483,7 @@ func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, []query.Quer
 	}
 	plan.weigh()
 	if len(groups) == 0 {
-		return query.NewMatchNoneQuery(), nil, plan
+		return query.NewMatchNoneQuery(), plan
 	}
 	if len(words) > 1 {
 		p := query.NewMatchPhraseQuery(q)
@@ -498,7 +492,8 @@ func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, []query.Quer
 		p.Analyzer = analyzerExact
 		should = append(should, p)
 	}
-	return disjunction(groups, 0), should, plan
+	// The words and title boosts in one searcher (rankQuery).
+	return &rankQuery{groups: groups, should: should}, plan
 }
 
 // idMentions returns the ids a query names: the whole query when it is
