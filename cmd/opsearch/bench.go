@@ -22,7 +22,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	fs.SetOutput(e.stderr)
 	var o eval.BenchOptions
 	fs.IntVar(&o.WorkPackages, "work-packages", 10000, "work packages in the generated data set")
-	fs.DurationVar(&o.Latency, "latency", 20*time.Millisecond, "latency the fake server adds to every request")
+	fs.DurationVar(&o.Latency, "latency", 20*time.Millisecond, "how long the fake server takes to answer each request (its own work included)")
 	fs.IntVar(&o.Queries, "queries", 100, "labelled work package queries to run each way")
 	fs.Int64Var(&o.Seed, "seed", 1, "generator seed for data and queries")
 	fs.StringVar(&o.Dir, "dir", "", "keep the store and index in this directory (default: a temporary one, removed afterwards)")

@@ -34,7 +34,7 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	profile := fs.String("profile", string(optest.ProfileCurrent), "API version profile: current (meetings list, wiki text) or legacy (neither)")
 	dataFile := fs.String("data", "", "load the data set from this JSON file (a saved data set, or a neutral corpus such as ../shared/devset/corpus.json) instead of generating one")
 	saveFile := fs.String("save", "", "write the data set to this JSON file and continue serving")
-	latency := fs.Duration("latency", 0, "added latency per request, e.g. 20ms")
+	latency := fs.Duration("latency", 0, "how long each request takes to be answered, the fake's own work included, e.g. 20ms")
 	maxPage := fs.Int("max-page-size", optest.DefaultMaxPageSize, "largest page size the server allows (larger requests are capped silently)")
 	errorRate := fs.Float64("error-rate", 0, "share of requests answered with a 5xx error, 0..1")
 	errorStatuses := fs.String("error-statuses", "500,502,503", "the statuses --error-rate answers with, comma-separated (e.g. 500 for a server whose failures are all exceptions)")

@@ -160,6 +160,7 @@ func (s *Server) applyFaults(ex *exchange) bool {
 	if !s.sleep(ex.r.Context(), latency) {
 		return true
 	}
+	ex.due = ex.due.Add(latency) // on top of Options.Latency
 	switch kind {
 	case faultHang:
 		select {

@@ -359,7 +359,7 @@ func (s *Server) deleteWorkPackage(ex *exchange, args []string) {
 		ex.sendAPIError(apiErr)
 		return
 	}
-	ex.w.WriteHeader(http.StatusNoContent)
+	ex.respond(http.StatusNoContent)
 }
 
 // commentInput is the body of POST /work_packages/{id}/activities.

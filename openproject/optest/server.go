@@ -44,8 +44,12 @@ type Options struct {
 	MaxPageSize int
 	// Profile is the server generation to imitate; "" means ProfileCurrent.
 	Profile Profile
-	// Latency is added to every request before it is answered. The sleep
-	// ends early when the client gives up.
+	// Latency is how long every request takes to be answered, counted
+	// from its arrival: the fake's own work (rendering, compressing) is
+	// part of it, as a real server's is part of its response time, and
+	// only the rest is slept. A request whose work alone takes longer is
+	// answered when that work is done. The sleep ends early when the
+	// client gives up.
 	Latency time.Duration
 	// Faults are the initial fault settings; change them with SetFaults.
 	Faults Faults
@@ -164,15 +168,15 @@ type exchange struct {
 	user *User // the authenticated caller (a copy)
 	// truncate makes send cut the body in half (a fault).
 	truncate bool
+	// due is the earliest time the answer may go out (Options.Latency
+	// after arrival); respond waits for it.
+	due time.Time
 }
 
 // ServeHTTP answers one API request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.countRequest(r)
-	ex := &exchange{s: s, w: w, r: r}
-	if !s.sleep(r.Context(), s.opts.Latency) {
-		return
-	}
+	ex := &exchange{s: s, w: w, r: r, due: time.Now().Add(s.opts.Latency)}
 	if s.applyFaults(ex) {
 		return
 	}
@@ -182,6 +186,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ex.user = u
 	s.route(ex)
+}
+
+// respond writes the status line and headers once the request is due
+// (Options.Latency after its arrival), and reports whether to write the
+// body: false when the client went away while it waited.
+func (ex *exchange) respond(status int) bool {
+	if !ex.s.sleep(ex.r.Context(), time.Until(ex.due)) {
+		return false
+	}
+	ex.w.WriteHeader(status)
+	return true
 }
 
 // sleep waits d, or less if the client goes away or the server closes. It
@@ -333,8 +348,9 @@ func (ex *exchange) send(status int, contentType string, body []byte, header map
 		// connection whose handler wrote less than its Content-Length, so
 		// the client sees an unexpected EOF mid-body.
 		h.Set("Content-Length", strconv.Itoa(len(body)))
-		ex.w.WriteHeader(status)
-		_, _ = ex.w.Write(body[:len(body)/2])
+		if ex.respond(status) {
+			_, _ = ex.w.Write(body[:len(body)/2])
+		}
 		return
 	}
 	if len(body) >= gzipMinSize && acceptsGzip(ex.r) {
@@ -354,8 +370,7 @@ func (ex *exchange) send(status int, contentType string, body []byte, header map
 		ex.s.gzips.Put(zw)
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	ex.w.WriteHeader(status)
-	if ex.r.Method != http.MethodHead {
+	if ex.respond(status) && ex.r.Method != http.MethodHead {
 		_, _ = ex.w.Write(body)
 	}
 }
