@@ -604,7 +604,14 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 			// Unknown as typed: its closest typo variants, of the stem
 			// and of the word as written (a typo can change the stem).
 			var vs []variant
-			for _, t := range []string{w.stems[0], w.exact} {
+			for i, t := range []string{w.stems[0], w.exact} {
+				if i > 0 && t == w.stems[0] {
+					// A typo is mostly its own stem ("offlinh"): one
+					// lookup. Each builds a Levenshtein automaton, at two
+					// edits tens of kilobytes, which was a third of a
+					// query's allocations.
+					break
+				}
 				// The typo rule holds for the term compared: a short
 				// stem ("ice" of "icing") takes no typo.
 				for _, v := range fuzzyVariants(r, fieldAll, t, min(n, typos(utf8.RuneCountInString(t)))) {
