@@ -707,7 +707,10 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 	if b.idx == nil {
 		return Result{}, ErrClosed
 	}
-	req, fed, plan := b.buildRequest(b.idx, opts)
+	req, fed, plan, err := b.buildRequest(ctx, b.idx, opts)
+	if err != nil {
+		return Result{}, fmt.Errorf("search index: %w", err)
+	}
 	res, err := b.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return Result{}, fmt.Errorf("search index: %w", err)

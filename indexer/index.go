@@ -99,6 +99,11 @@ type SearchOptions struct {
 	// is not drowned by one with many. Fuzzy and exact text queries only.
 	Federate     []kind.Kind
 	FederateSize int
+	// Visible, when set, restricts the search to one user's documents in
+	// an index several users share, with that user's statistics (see
+	// Visibility): the answer is the one an index of those documents
+	// alone would give.
+	Visible *Visibility
 }
 
 // Hit is one search result: the document id, its score, and where it

@@ -3,6 +3,7 @@ package indexer
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -74,23 +75,41 @@ const (
 
 // expandPrefix returns up to maxPrefixTerms terms of field starting with
 // prefix, most frequent first, looking at the first maxPrefixScan terms.
-func expandPrefix(idx bleve.Index, field, prefix string) []string {
-	d, err := idx.FieldDictPrefix(field, []byte(prefix))
+func expandPrefix(r index.IndexReader, field, prefix string) []string {
+	d, err := r.FieldDictPrefix(field, []byte(prefix))
 	if err != nil {
 		return nil
 	}
 	defer func() { _ = d.Close() }()
-	type tc struct {
-		t string
-		n uint64
-	}
-	var all []tc
+	// The dictionary's own counts are not document frequencies: zap
+	// reports 1 for many terms (measured: "deprec" counted 1, held by 32
+	// documents), so the "most frequent" completions were partly chosen
+	// by segment layout. Each term is counted from its postings, which
+	// an unrestricted reader answers from their header.
+	var terms []string
 	for range maxPrefixScan {
 		e, err := d.Next()
 		if err != nil || e == nil {
 			break
 		}
-		all = append(all, tc{e.Term, e.Count})
+		terms = append(terms, e.Term)
+	}
+	if vr, ok := r.(*visibleReader); ok {
+		bounds := make([]uint64, len(terms))
+		for i, t := range terms {
+			bounds[i] = termDF(vr.IndexReader, field, t)
+		}
+		return visibleTop(r, field, terms, bounds, maxPrefixTerms)
+	}
+	type tc struct {
+		t string
+		n uint64
+	}
+	all := make([]tc, 0, len(terms))
+	for _, t := range terms {
+		if n := termDF(r, field, t); n > 0 {
+			all = append(all, tc{t, n})
+		}
 	}
 	slices.SortFunc(all, func(a, b tc) int {
 		if c := cmp.Compare(b.n, a.n); c != 0 {
@@ -153,10 +172,20 @@ func fuzzyVariants(r index.IndexReader, field, t string, n int) []variant {
 	// dictionary reports no counts (DictEntry.Count is 0), so document
 	// frequencies are looked up, for the closest few only.
 	slices.SortStableFunc(all, func(a, b variant) int { return cmp.Compare(a.dist, b.dist) })
-	all = all[:min(len(all), maxFuzzyLookups)]
-	for i := range all {
-		all[i].df = termDF(r, field, all[i].term)
+	// A term no document holds (only deleted ones, or under a Visibility
+	// only documents the user may not see) is no variant: it would take
+	// a place that, in an index without those documents, a real variant
+	// has.
+	held := all[:0]
+	for _, v := range all {
+		if len(held) == maxFuzzyLookups {
+			break
+		}
+		if v.df = termDF(r, field, v.term); v.df > 0 {
+			held = append(held, v)
+		}
 	}
+	all = held
 	slices.SortStableFunc(all, func(a, b variant) int {
 		if c := cmp.Compare(a.dist, b.dist); c != 0 {
 			return c
@@ -240,7 +269,7 @@ func typos(n int) int {
 // buildRequest turns neutral options into a bleve request, and, when
 // opts.Federate names kinds, a second request for their best documents
 // by the same query (nil otherwise).
-func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) (req, federated *bleve.SearchRequest, plan *Plan) {
+func (b *Bleve) buildRequest(ctx context.Context, idx bleve.Index, opts SearchOptions) (req, federated *bleve.SearchRequest, plan *Plan, err error) {
 	size := opts.Size
 	if size <= 0 {
 		size = defaultSize
@@ -252,27 +281,38 @@ func (b *Bleve) buildRequest(idx bleve.Index, opts SearchOptions) (req, federate
 	if opts.Mode == MatchExact {
 		text = b.exactQuery(opts.Query)
 	} else {
-		text, plan = b.fuzzyQuery(idx, opts.Query)
+		if text, plan, err = b.fuzzyQuery(ctx, idx, opts.Query, opts.Visible); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	if text == nil {
 		// Every document of any kind, newest first; not match-all, which
 		// would return the thesaurus's own entries.
 		filter := b.filterQuery(opts)
-		bq := query.NewBooleanQuery([]query.Query{kindsQuery(Kinds(), 1)}, nil, nil)
+		bq := query.NewBooleanQuery([]query.Query{b.restrict(kindsQuery(Kinds(), 1), opts.Visible)}, nil, nil)
 		if filter != nil {
 			bq.AddFilter(filter)
 		}
 		req = bleve.NewSearchRequestOptions(bq, size, from, false)
 		req.SortBy([]string{"-" + fieldUpdated, "_id"})
-		return req, nil, plan
+		return req, nil, plan, nil
 	}
+	text = b.restrict(text, opts.Visible)
 	req = b.textRequest(idx, text, opts, size, from, plan != nil)
 	if len(opts.Federate) > 0 {
 		fo := opts
 		fo.Kinds = opts.Federate
 		federated = b.textRequest(idx, text, fo, max(opts.FederateSize, 1), 0, false)
 	}
-	return req, federated, plan
+	return req, federated, plan, nil
+}
+
+// restrict runs q under vis, when there is one.
+func (b *Bleve) restrict(q query.Query, vis *Visibility) query.Query {
+	if vis == nil {
+		return q
+	}
+	return &visibleQuery{child: q, vis: vis, always: uint64(len(b.opts.Thesaurus))}
 }
 
 // textRequest is the request for a text query and the structured
@@ -425,10 +465,10 @@ func disjunction(qs []query.Query, minMatch int) *query.DisjunctionQuery {
 // Words the index holds in no form contribute nothing. The disjunction's
 // coordination factor (matched clauses / clauses) rewards coverage; the
 // title clauses and phrase reward where the words stand.
-func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, *Plan) {
+func (b *Bleve) fuzzyQuery(ctx context.Context, idx bleve.Index, q string, vis *Visibility) (query.Query, *Plan, error) {
 	all := b.queryWords(q)
 	if len(all) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	words := all[:0:0]
 	for _, w := range all {
@@ -443,8 +483,17 @@ func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, *Plan) {
 	// One reader (snapshot) for the dictionary look-ups of all words.
 	var r index.IndexReader
 	if adv, err := idx.Advanced(); err == nil {
-		if r, err = adv.Reader(); err == nil {
-			defer func() { _ = r.Close() }()
+		if raw, err := adv.Reader(); err == nil {
+			defer func() { _ = raw.Close() }()
+			r = raw
+			if vis != nil {
+				// The user's statistics: what a word weighs, which
+				// forms and completions exist, as in an index of
+				// their documents alone.
+				if r, err = newVisibleReader(ctx, raw, vis, uint64(len(b.opts.Thesaurus))); err != nil {
+					return nil, nil, fmt.Errorf("restrict index reader: %w", err)
+				}
+			}
 		}
 	}
 	plan := &Plan{}
@@ -483,7 +532,7 @@ func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, *Plan) {
 	}
 	plan.weigh()
 	if len(groups) == 0 {
-		return query.NewMatchNoneQuery(), plan
+		return query.NewMatchNoneQuery(), plan, nil
 	}
 	if len(words) > 1 {
 		p := query.NewMatchPhraseQuery(q)
@@ -493,7 +542,7 @@ func (b *Bleve) fuzzyQuery(idx bleve.Index, q string) (query.Query, *Plan) {
 		should = append(should, p)
 	}
 	// The words and title boosts in one searcher (rankQuery).
-	return &rankQuery{groups: groups, should: should}, plan
+	return &rankQuery{groups: groups, should: should}, plan, nil
 }
 
 // idMentions returns the ids a query names: the whole query when it is
@@ -643,7 +692,7 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 			}
 		}
 	}
-	if last && utf8.RuneCountInString(w.exact) >= minPrefixLen && idx != nil {
+	if last && utf8.RuneCountInString(w.exact) >= minPrefixLen && r != nil {
 		// The word being typed: its completions count as the word. A
 		// completion that is only another form of the word ("meetings"
 		// for "meeting") is left out when the word's stem is searched
@@ -653,7 +702,7 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 		// packages "release planning" took 31 ms with them, 21 without).
 		// The word as typed stays: it ranks the form asked for above its
 		// relatives (dropping it too cost MRR on both evaluation sets).
-		for _, t := range expandPrefix(idx, fieldAll, w.exact) {
+		for _, t := range expandPrefix(r, fieldAll, w.exact) {
 			if t != w.exact && b.sameStem(t, pw.Forms) {
 				continue
 			}

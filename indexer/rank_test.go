@@ -35,7 +35,10 @@ func TestRankQueryScoresAsBoolean(t *testing.T) {
 	}
 	ran := 0
 	for _, q := range queries {
-		req, _, plan := b.buildRequest(b.idx, SearchOptions{Query: q, Size: 10000})
+		req, _, plan, err := b.buildRequest(t.Context(), b.idx, SearchOptions{Query: q, Size: 10000})
+		if err != nil {
+			t.Fatal(err)
+		}
 		rq, ok := req.Query.(*rankQuery)
 		if !ok {
 			if plan != nil && len(plan.Words) > 0 {

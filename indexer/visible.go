@@ -1,0 +1,310 @@
+package indexer
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+	bsearch "github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// Visibility restricts a search to the documents one user may see in an
+// index shared by several users: every document of Projects, and the
+// documents Docs names (ids as in Document.ID: a work package shared with
+// the user alone). A search so restricted answers as an index holding
+// only those documents would: the same hits, totals and pages, and the
+// same scores, because every statistic a score or the coverage plan
+// uses (how many documents there are, how many hold a term) is counted
+// over the visible documents only. Filtering a shared index's answer
+// afterwards would rank by everyone's statistics and page wrongly.
+type Visibility struct {
+	Projects []int64
+	Docs     []string
+}
+
+// visibleReader is an index snapshot seen through a Visibility: its
+// document count and term counts are those of the visible documents,
+// and its postings skip the others. Dictionaries still list every term
+// of the index; a term only invisible documents hold counts zero, and
+// the query builders skip such terms as if they did not exist.
+type visibleReader struct {
+	index.IndexReader
+	vis *roaring.Bitmap
+	// always is the number of documents every index holds whoever reads
+	// it: the thesaurus's synonym groups, which bleve stores as documents
+	// and counts in DocCount.
+	always uint64
+	// df caches term counts for the life of the reader (one search).
+	df map[string]uint64
+}
+
+// newVisibleReader restricts r to what v shows. The visible set is a
+// bitmap of r's document numbers, so it belongs to this snapshot alone.
+func newVisibleReader(ctx context.Context, r index.IndexReader, v *Visibility, always uint64) (*visibleReader, error) {
+	bm := roaring.New()
+	var d index.TermFieldDoc
+	for _, p := range v.Projects {
+		tfr, err := r.TermFieldReader(ctx, []byte(strconv.FormatInt(p, 10)), fieldProjectID, false, false, false)
+		if err != nil {
+			return nil, err
+		}
+		for {
+			m, err := tfr.Next(&d)
+			if err != nil {
+				_ = tfr.Close()
+				return nil, err
+			}
+			if m == nil {
+				break
+			}
+			bm.Add(internalNum(m.ID))
+		}
+		_ = tfr.Close()
+	}
+	for _, id := range v.Docs {
+		iid, err := r.InternalID(id)
+		if err != nil {
+			return nil, err
+		}
+		if len(iid) == 8 {
+			bm.Add(internalNum(iid))
+		}
+	}
+	return &visibleReader{IndexReader: r, vis: bm, always: always, df: map[string]uint64{}}, nil
+}
+
+// internalNum is a scorch document number (its internal ids are the
+// number, big-endian in 8 bytes). Numbers beyond 32 bits do not occur
+// below four billion documents.
+func internalNum(id index.IndexInternalID) uint32 { return uint32(id.Value()) }
+
+// DocCount is the number of visible documents, as an index of those
+// alone would count them.
+func (v *visibleReader) DocCount() (uint64, error) { return v.vis.GetCardinality() + v.always, nil }
+
+// TermFieldReader reads the visible postings of term, and counts them.
+func (v *visibleReader) TermFieldReader(ctx context.Context, term []byte, field string, freq, norm, vectors bool) (index.TermFieldReader, error) {
+	inner, err := v.IndexReader.TermFieldReader(ctx, term, field, freq, norm, vectors)
+	if err != nil {
+		return nil, err
+	}
+	n, err := v.count(ctx, field, term)
+	if err != nil {
+		_ = inner.Close()
+		return nil, err
+	}
+	return &visibleTermReader{TermFieldReader: inner, vis: v.vis, n: n}, nil
+}
+
+// count is how many visible documents hold term in field.
+func (v *visibleReader) count(ctx context.Context, field string, term []byte) (uint64, error) {
+	key := field + "\x00" + string(term)
+	if n, ok := v.df[key]; ok {
+		return n, nil
+	}
+	tfr, err := v.IndexReader.TermFieldReader(ctx, term, field, false, false, false)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tfr.Close() }()
+	var n uint64
+	var d index.TermFieldDoc
+	for {
+		m, err := tfr.Next(&d)
+		if err != nil {
+			return 0, err
+		}
+		if m == nil {
+			break
+		}
+		if v.vis.Contains(internalNum(m.ID)) {
+			n++
+		}
+	}
+	v.df[key] = n
+	return n, nil
+}
+
+// The fuzzy dictionary and the thesaurus pass through: the query builders
+// look terms up in them and count each through the reader.
+var (
+	_ index.IndexReaderFuzzy = (*visibleReader)(nil)
+	_ index.ThesaurusReader  = (*visibleReader)(nil)
+)
+
+func (v *visibleReader) fuzzy() (index.IndexReaderFuzzy, error) {
+	if fr, ok := v.IndexReader.(index.IndexReaderFuzzy); ok {
+		return fr, nil
+	}
+	return nil, errNoFuzzy
+}
+
+func (v *visibleReader) thesaurus() (index.ThesaurusReader, error) {
+	if tr, ok := v.IndexReader.(index.ThesaurusReader); ok {
+		return tr, nil
+	}
+	return nil, errNoThesaurus
+}
+
+func (v *visibleReader) FieldDictFuzzy(field, term string, fuzziness int, prefix string) (index.FieldDict, error) {
+	fr, err := v.fuzzy()
+	if err != nil {
+		return nil, err
+	}
+	return fr.FieldDictFuzzy(field, term, fuzziness, prefix)
+}
+
+func (v *visibleReader) FieldDictFuzzyAutomaton(field, term string, fuzziness int, prefix string) (index.FieldDict, index.FuzzyAutomaton, error) {
+	fr, err := v.fuzzy()
+	if err != nil {
+		return nil, nil, err
+	}
+	return fr.FieldDictFuzzyAutomaton(field, term, fuzziness, prefix)
+}
+
+func (v *visibleReader) ThesaurusTermReader(ctx context.Context, name string, term []byte) (index.ThesaurusTermReader, error) {
+	tr, err := v.thesaurus()
+	if err != nil {
+		return nil, err
+	}
+	return tr.ThesaurusTermReader(ctx, name, term)
+}
+
+func (v *visibleReader) ThesaurusKeys(name string) (index.ThesaurusKeys, error) {
+	tr, err := v.thesaurus()
+	if err != nil {
+		return nil, err
+	}
+	return tr.ThesaurusKeys(name)
+}
+
+func (v *visibleReader) ThesaurusKeysFuzzy(name, term string, fuzziness int, prefix string) (index.ThesaurusKeys, error) {
+	tr, err := v.thesaurus()
+	if err != nil {
+		return nil, err
+	}
+	return tr.ThesaurusKeysFuzzy(name, term, fuzziness, prefix)
+}
+
+func (v *visibleReader) ThesaurusKeysRegexp(name, regex string) (index.ThesaurusKeys, error) {
+	tr, err := v.thesaurus()
+	if err != nil {
+		return nil, err
+	}
+	return tr.ThesaurusKeysRegexp(name, regex)
+}
+
+func (v *visibleReader) ThesaurusKeysPrefix(name string, prefix []byte) (index.ThesaurusKeys, error) {
+	tr, err := v.thesaurus()
+	if err != nil {
+		return nil, err
+	}
+	return tr.ThesaurusKeysPrefix(name, prefix)
+}
+
+type visibleTermReader struct {
+	index.TermFieldReader
+	vis *roaring.Bitmap
+	n   uint64
+}
+
+func (t *visibleTermReader) Count() uint64 { return t.n }
+
+func (t *visibleTermReader) Next(pre *index.TermFieldDoc) (*index.TermFieldDoc, error) {
+	for {
+		d, err := t.TermFieldReader.Next(pre)
+		if err != nil || d == nil || t.vis.Contains(internalNum(d.ID)) {
+			return d, err
+		}
+	}
+}
+
+func (t *visibleTermReader) Advance(id index.IndexInternalID, pre *index.TermFieldDoc) (*index.TermFieldDoc, error) {
+	d, err := t.TermFieldReader.Advance(id, pre)
+	if err != nil || d == nil || t.vis.Contains(internalNum(d.ID)) {
+		return d, err
+	}
+	return t.Next(pre)
+}
+
+// visibleQuery runs its child on the snapshot the search reads, seen
+// through vis: every searcher below it, scoring included, sees only the
+// visible documents.
+type visibleQuery struct {
+	child  query.Query
+	vis    *Visibility
+	always uint64 // see visibleReader
+}
+
+func (q *visibleQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
+	vr, err := newVisibleReader(ctx, r, q.vis, q.always)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := q.child.(*rankQuery); !ok {
+		// bleve looks up the synonyms of a request's term queries by
+		// walking the query tree, which stops at a type it does not
+		// know, such as this one; rankQuery does so for itself.
+		if sm, ok := m.(mapping.SynonymMapping); ok && sm.SynonymCount() > 0 {
+			fts, _ := ctx.Value(bsearch.FieldTermSynonymMapKey).(bsearch.FieldTermSynonymMap)
+			fts, err := query.ExtractSynonyms(ctx, sm, vr, q.child, fts)
+			if err != nil {
+				return nil, fmt.Errorf("look up synonyms: %w", err)
+			}
+			if fts != nil {
+				ctx = context.WithValue(ctx, bsearch.FieldTermSynonymMapKey, fts)
+			}
+		}
+	}
+	return q.child.Searcher(ctx, vr, m, opts)
+}
+
+// visibleTop is expandPrefix's choice under a Visibility: of terms, whose
+// dictionary counts n bound their visible counts from above, the k with
+// the most visible documents (none without), most first, ties by term.
+// It counts terms in descending order of n and stops once the k-th best
+// visible count reaches the next bound.
+func visibleTop(r index.IndexReader, field string, terms []string, n []uint64, k int) []string {
+	order := make([]int, len(terms))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(n[b], n[a]) })
+	type tc struct {
+		t string
+		n uint64
+	}
+	var best []tc
+	for _, i := range order {
+		if len(best) >= k && best[k-1].n >= n[i] {
+			break
+		}
+		if c := termDF(r, field, terms[i]); c > 0 {
+			best = append(best, tc{terms[i], c})
+			slices.SortFunc(best, func(a, b tc) int {
+				if c := cmp.Compare(b.n, a.n); c != 0 {
+					return c
+				}
+				return strings.Compare(a.t, b.t)
+			})
+		}
+	}
+	out := make([]string, 0, min(len(best), k))
+	for _, b := range best[:min(len(best), k)] {
+		out = append(out, b.t)
+	}
+	return out
+}
+
+var (
+	errNoFuzzy     = errors.New("index reader has no fuzzy dictionary")
+	errNoThesaurus = errors.New("index reader has no thesaurus")
+)
