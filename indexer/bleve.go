@@ -83,6 +83,10 @@ type Bleve struct {
 	// written counts the documents indexed or deleted since the index
 	// was last merged into one segment (Settle).
 	written atomic.Int64
+
+	// views caches what restricted searches of the current snapshot
+	// share (visibleReader).
+	views visibleViews
 }
 
 var _ Index = (*Bleve)(nil)

@@ -312,7 +312,7 @@ func (b *Bleve) restrict(q query.Query, vis *Visibility) query.Query {
 	if vis == nil {
 		return q
 	}
-	return &visibleQuery{child: q, vis: vis, always: uint64(len(b.opts.Thesaurus))}
+	return &visibleQuery{child: q, vis: vis, b: b}
 }
 
 // textRequest is the request for a text query and the structured
@@ -490,7 +490,7 @@ func (b *Bleve) fuzzyQuery(ctx context.Context, idx bleve.Index, q string, vis *
 				// The user's statistics: what a word weighs, which
 				// forms and completions exist, as in an index of
 				// their documents alone.
-				if r, err = newVisibleReader(ctx, raw, vis, uint64(len(b.opts.Thesaurus))); err != nil {
+				if r, err = b.newVisibleReader(ctx, raw, vis); err != nil {
 					return nil, nil, fmt.Errorf("restrict index reader: %w", err)
 				}
 			}

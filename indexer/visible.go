@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -37,30 +38,94 @@ type Visibility struct {
 // the query builders skip such terms as if they did not exist.
 type visibleReader struct {
 	index.IndexReader
-	vis *roaring.Bitmap
+	view *visibleView
 	// always is the number of documents every index holds whoever reads
 	// it: the thesaurus's synonym groups, which bleve stores as documents
 	// and counts in DocCount.
 	always uint64
-	// df caches term counts for the life of the reader (one search).
+}
+
+// visibleView is what every restricted search of one snapshot by one
+// Visibility shares: the bitmap of its visible document numbers, and
+// the visible counts of the terms searched so far. Both are valid for
+// that snapshot only (document numbers change with every new segment).
+type visibleView struct {
+	vis *roaring.Bitmap
+
+	mu sync.Mutex
 	df map[string]uint64
 }
 
-// newVisibleReader restricts r to what v shows. The visible set is a
-// bitmap of r's document numbers, so it belongs to this snapshot alone.
-func newVisibleReader(ctx context.Context, r index.IndexReader, v *Visibility, always uint64) (*visibleReader, error) {
+// maxViewTerms bounds a view's counted terms; past it the counts start
+// over (a snapshot lives until the next write or merge anyway).
+const maxViewTerms = 1 << 16
+
+// visibleViews holds the views of the newest snapshot a restricted search
+// read, one per Visibility (by identity: a caller keeps one value per
+// user and replaces it when the user's visibility changes). A search of
+// a newer snapshot drops them all.
+type visibleViews struct {
+	mu    sync.Mutex
+	snap  index.IndexReader
+	views map[*Visibility]*visibleView
+}
+
+// maxViews bounds the views kept for one snapshot.
+const maxViews = 256
+
+// view returns r's view through v, building it on first use.
+func (vs *visibleViews) view(ctx context.Context, r index.IndexReader, v *Visibility) (*visibleView, error) {
+	vs.mu.Lock()
+	if vs.snap != r {
+		vs.snap, vs.views = r, nil
+	}
+	w := vs.views[v]
+	vs.mu.Unlock()
+	if w != nil {
+		return w, nil
+	}
+	bm, err := visibleDocs(ctx, r, v)
+	if err != nil {
+		return nil, err
+	}
+	w = &visibleView{vis: bm, df: map[string]uint64{}}
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	if vs.snap == r {
+		if vs.views == nil || len(vs.views) >= maxViews {
+			vs.views = map[*Visibility]*visibleView{}
+		}
+		if prev := vs.views[v]; prev != nil {
+			return prev, nil // built meanwhile by another search
+		}
+		vs.views[v] = w
+	}
+	return w, nil
+}
+
+// newVisibleReader restricts r to what v shows.
+func (b *Bleve) newVisibleReader(ctx context.Context, r index.IndexReader, v *Visibility) (*visibleReader, error) {
+	w, err := b.views.view(ctx, r, v)
+	if err != nil {
+		return nil, err
+	}
+	return &visibleReader{IndexReader: r, view: w, always: uint64(len(b.opts.Thesaurus))}, nil
+}
+
+// visibleDocs is the bitmap of r's document numbers that v shows.
+func visibleDocs(ctx context.Context, r index.IndexReader, v *Visibility) (*roaring.Bitmap, error) {
 	bm := roaring.New()
 	var d index.TermFieldDoc
 	for _, p := range v.Projects {
 		tfr, err := r.TermFieldReader(ctx, []byte(strconv.FormatInt(p, 10)), fieldProjectID, false, false, false)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read project %d: %w", p, err)
 		}
 		for {
 			m, err := tfr.Next(&d)
 			if err != nil {
 				_ = tfr.Close()
-				return nil, err
+				return nil, fmt.Errorf("read project %d: %w", p, err)
 			}
 			if m == nil {
 				break
@@ -72,13 +137,13 @@ func newVisibleReader(ctx context.Context, r index.IndexReader, v *Visibility, a
 	for _, id := range v.Docs {
 		iid, err := r.InternalID(id)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("look up %s: %w", id, err)
 		}
 		if len(iid) == 8 {
 			bm.Add(internalNum(iid))
 		}
 	}
-	return &visibleReader{IndexReader: r, vis: bm, always: always, df: map[string]uint64{}}, nil
+	return bm, nil
 }
 
 // internalNum is a scorch document number (its internal ids are the
@@ -88,7 +153,9 @@ func internalNum(id index.IndexInternalID) uint32 { return uint32(id.Value()) }
 
 // DocCount is the number of visible documents, as an index of those
 // alone would count them.
-func (v *visibleReader) DocCount() (uint64, error) { return v.vis.GetCardinality() + v.always, nil }
+func (v *visibleReader) DocCount() (uint64, error) {
+	return v.view.vis.GetCardinality() + v.always, nil
+}
 
 // TermFieldReader reads the visible postings of term, and counts them.
 func (v *visibleReader) TermFieldReader(ctx context.Context, term []byte, field string, freq, norm, vectors bool) (index.TermFieldReader, error) {
@@ -101,13 +168,17 @@ func (v *visibleReader) TermFieldReader(ctx context.Context, term []byte, field 
 		_ = inner.Close()
 		return nil, err
 	}
-	return &visibleTermReader{TermFieldReader: inner, vis: v.vis, n: n}, nil
+	return &visibleTermReader{TermFieldReader: inner, vis: v.view.vis, n: n}, nil
 }
 
 // count is how many visible documents hold term in field.
 func (v *visibleReader) count(ctx context.Context, field string, term []byte) (uint64, error) {
 	key := field + "\x00" + string(term)
-	if n, ok := v.df[key]; ok {
+	w := v.view
+	w.mu.Lock()
+	n, ok := w.df[key]
+	w.mu.Unlock()
+	if ok {
 		return n, nil
 	}
 	tfr, err := v.IndexReader.TermFieldReader(ctx, term, field, false, false, false)
@@ -115,7 +186,6 @@ func (v *visibleReader) count(ctx context.Context, field string, term []byte) (u
 		return 0, err
 	}
 	defer func() { _ = tfr.Close() }()
-	var n uint64
 	var d index.TermFieldDoc
 	for {
 		m, err := tfr.Next(&d)
@@ -125,11 +195,16 @@ func (v *visibleReader) count(ctx context.Context, field string, term []byte) (u
 		if m == nil {
 			break
 		}
-		if v.vis.Contains(internalNum(m.ID)) {
+		if w.vis.Contains(internalNum(m.ID)) {
 			n++
 		}
 	}
-	v.df[key] = n
+	w.mu.Lock()
+	if len(w.df) >= maxViewTerms {
+		clear(w.df)
+	}
+	w.df[key] = n
+	w.mu.Unlock()
 	return n, nil
 }
 
@@ -239,13 +314,13 @@ func (t *visibleTermReader) Advance(id index.IndexInternalID, pre *index.TermFie
 // through vis: every searcher below it, scoring included, sees only the
 // visible documents.
 type visibleQuery struct {
-	child  query.Query
-	vis    *Visibility
-	always uint64 // see visibleReader
+	child query.Query
+	vis   *Visibility
+	b     *Bleve // for the views of its snapshots
 }
 
 func (q *visibleQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
-	vr, err := newVisibleReader(ctx, r, q.vis, q.always)
+	vr, err := q.b.newVisibleReader(ctx, r, q.vis)
 	if err != nil {
 		return nil, err
 	}
