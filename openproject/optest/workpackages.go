@@ -97,6 +97,10 @@ func (s *Server) renderWorkPackageList(ex *exchange, q url.Values, projectArg st
 	if apiErr != nil {
 		return nil, apiErr
 	}
+	group, apiErr := readGroupBy(q)
+	if apiErr != nil {
+		return nil, apiErr
+	}
 	if !given {
 		fs = openproject.Filters{openproject.StatusOpen()}
 	}
@@ -144,6 +148,9 @@ func (s *Server) renderWorkPackageList(ex *exchange, q url.Values, projectArg st
 	schemas := unpaginatedCollection("/api/v3/work_packages/schemas?filters="+url.QueryEscape(schemaFilter), schemaElems)
 	extraLinks := obj{{"schemas", link("/api/v3/work_packages/schemas?filters="+url.QueryEscape(schemaFilter), "")}}
 	out := pagedCollection("WorkPackageCollection", base, q, pg, len(match), elems, extraLinks, obj{{"schemas", schemas}})
+	if group != nil {
+		out = withGroups(out, r.groups(group, match))
+	}
 	return out, nil
 }
 
