@@ -224,6 +224,30 @@ var halDecoders = []struct {
 			stableJSON(t, "root", Root{InstanceName: w.InstanceName, CoreVersion: w.CoreVersion, UserID: w.Links.ref("user").ID})
 		}
 	}},
+	{"grouped counts", func(t *testing.T, b []byte) {
+		var w wireGroupedCollection
+		if json.Unmarshal(b, &w) == nil {
+			c, ok := w.projectCounts()
+			if ok != (w.Groups != nil) {
+				t.Fatalf("grouped counts: ok %v with groups %v", ok, w.Groups)
+			}
+			if c.Total < 0 {
+				t.Fatalf("grouped counts: negative total %d", c.Total)
+			}
+			for pid, n := range c.ByProject {
+				if pid < 0 || n < 0 {
+					t.Fatalf("grouped counts: project %d has %d", pid, n)
+				}
+			}
+			stableJSON(t, "grouped counts", c)
+		}
+	}},
+	{"id element", func(t *testing.T, b []byte) {
+		var w wireID
+		if json.Unmarshal(b, &w) == nil {
+			stableJSON(t, "id element", int64(w.ID))
+		}
+	}},
 	{"error", func(t *testing.T, b []byte) {
 		var w halError
 		_ = json.Unmarshal(b, &w) // decoding an error body must not panic, whatever it holds
@@ -243,7 +267,8 @@ var halDecoders = []struct {
 // FuzzHAL decodes arbitrary bytes as every HAL entity the client reads
 // (users, projects, statuses, types, priorities, work packages,
 // activities, attachments, wiki pages, meetings, agenda items, queries,
-// the root, error bodies and collections). It checks that decoding never
+// the root, grouped counts, id-only elements, error bodies and
+// collections). It checks that decoding never
 // panics; that every decoded model survives the store's JSON encoding and
 // re-encodes to the same bytes; that each link's id is the one its href
 // names and an absent link is nil; and that times are UTC.
@@ -251,6 +276,7 @@ func FuzzHAL(f *testing.F) {
 	addExamples(f)
 	f.Add([]byte(`{"id":"7","percentageDone":"40","duration":"1.5","startTime":"2024-05-01","_links":{"assignee":{"href":null},"participants":[{"href":"/api/v3/users/3","title":"A"}]}}`))
 	f.Add([]byte(`{"description":"plain","text":{"raw":"x"},"fileSize":"12","_embedded":{"status":{"isClosed":true}}}`))
+	f.Add([]byte(`{"_type":"WorkPackageCollection","total":3,"count":0,"groups":[{"_links":{"valueLink":[{"href":"/api/v3/projects/1"}],"groupBy":{"href":"/api/v3/queries/group_bys/project","title":"Project"}},"value":"Demo","count":2},{"_links":{"valueLink":[{"href":null}]},"value":null,"count":"1"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, d := range halDecoders {
 			d.decode(t, b)

@@ -31,6 +31,7 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	fs.IntVar(&gen.Comments, "comments", 0, "number of comments (default 3 per work package)")
 	fs.IntVar(&gen.WikiPages, "wiki-pages", opgen.DefaultWikiPages, "number of wiki pages")
 	fs.IntVar(&gen.Meetings, "meetings", opgen.DefaultMeetings, "number of meetings")
+	fs.BoolVar(&gen.MixedPermissions, "mixed-permissions", false, "add roles, memberships, work package shares, internal comments and the users carol, dave and erin (keys opsearch-carol, opsearch-dave, opsearch-erin), who see different things")
 	profile := fs.String("profile", string(optest.ProfileCurrent), "API version profile: current (meetings list, wiki text) or legacy (neither)")
 	dataFile := fs.String("data", "", "load the data set from this JSON file (a saved data set, or a neutral corpus such as ../shared/devset/corpus.json) instead of generating one")
 	saveFile := fs.String("save", "", "write the data set to this JSON file and continue serving")
@@ -109,6 +110,9 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	base := fake.URL
 	fmt.Fprintf(e.stdout, "fake OpenProject (%s profile) at %s\n", p, base)
 	fmt.Fprintf(e.stdout, "API keys: admin=%s alice=%s bob=%s\n", optest.AdminKey, optest.AliceKey, optest.BobKey)
+	if gen.MixedPermissions && *dataFile == "" {
+		fmt.Fprintf(e.stdout, "mixed permissions: carol=%s dave=%s erin=%s\n", opgen.CarolKey, opgen.DaveKey, opgen.ErinKey)
+	}
 	fmt.Fprintf(e.stdout, "try: curl -u apikey:%s '%s/api/v3/work_packages?pageSize=2'\n", optest.AliceKey, base)
 
 	select {

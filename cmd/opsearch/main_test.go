@@ -110,3 +110,43 @@ func TestRun_FakeOp(t *testing.T) {
 		t.Errorf("exit code after cancel = %d, want 0", code)
 	}
 }
+
+func TestRun_FakeOpMixedPermissions(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"fakeop", "--addr", "127.0.0.1:0", "--work-packages", "50", "--seed", "3", "--mixed-permissions"}, &out, &errb)
+	}()
+	re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)`)
+	var base string
+	for base == "" {
+		select {
+		case code := <-done:
+			t.Fatalf("fakeop exited early with %d: %s", code, errb.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+		}
+	}
+	req, _ := http.NewRequest("GET", base+"/api/v3/users/me", nil)
+	req.SetBasicAuth("apikey", "opsearch-erin")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"login":"erin"`) {
+		t.Errorf("GET /users/me as erin = %d %s", resp.StatusCode, body)
+	}
+	if !strings.Contains(out.String(), "dave=opsearch-dave") {
+		t.Errorf("stdout does not list the mixed users' keys: %s", out.String())
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit code after cancel = %d, want 0", code)
+	}
+}

@@ -31,6 +31,13 @@ type GenOptions struct {
 	// Start is the earliest timestamp; every timestamp lies in
 	// [Start, Start+365 days]. Default 2025-01-06T09:00:00Z.
 	Start time.Time
+	// MixedPermissions adds roles, memberships, work package shares, a
+	// Non member role without the wiki, internal comments and three more
+	// users with their own visibility (carol, dave and erin; see
+	// CarolKey). It needs at least four projects and raises Projects to
+	// four. Without it the data set is exactly as before: everything
+	// else is generated first and left as it is.
+	MixedPermissions bool
 }
 
 // Defaults of GenOptions.
@@ -59,6 +66,10 @@ func (o GenOptions) normalized() GenOptions {
 		return v
 	}
 	o.Projects = max(count(o.Projects, DefaultProjects), minProjects)
+	if o.MixedPermissions {
+		// The fourth project is the first public one.
+		o.Projects = max(o.Projects, minProjects+1)
+	}
 	o.Users = count(o.Users, DefaultUsers)
 	o.WorkPackages = count(o.WorkPackages, DefaultWorkPackages)
 	o.Comments = count(o.Comments, 3*o.WorkPackages)
@@ -104,6 +115,9 @@ func Generate(o GenOptions) *optest.Dataset {
 	d.WikiPages = g.genWikiPages()
 	d.Meetings = g.genMeetings(d.WorkPackages)
 	d.Queries = g.genQueries()
+	if o.MixedPermissions {
+		g.genPermissions(d)
+	}
 	return d
 }
 

@@ -17,6 +17,8 @@ const (
 	// take streams from StreamQueries+100 on, so they never share one with
 	// the data.
 	StreamQueries
+	// streamPermissions draws the MixedPermissions additions.
+	streamPermissions
 	streamPerWorkPackage = 1 << 40 // + work package id
 )
 

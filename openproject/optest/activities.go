@@ -33,7 +33,7 @@ func (s *Server) getActivity(ex *exchange, args []string) {
 	found := false
 	if id, ok := parseID(args[0]); ok {
 		if a, ok := s.st.acts[id]; ok {
-			if wp, ok := s.st.wps[a.WorkPackageID]; ok && s.st.canSee(ex.user, wp.Project.ID) {
+			if wp, ok := s.st.wps[a.WorkPackageID]; ok && s.st.canSeeWP(ex.user, wp) {
 				r := s.newRenderer(ex.user)
 				if r.activityVisible(a, wp) {
 					o, found = r.activity(a), true

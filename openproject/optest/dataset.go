@@ -27,6 +27,19 @@ type Dataset struct {
 	// Meetings carry their agenda items and participants inline.
 	Meetings []openproject.Meeting `json:"meetings"`
 	Queries  []openproject.Query   `json:"queries,omitempty"`
+
+	// Roles, Memberships, Shares and NonMemberRole model permissions. A
+	// data set without them behaves as Project.Members says.
+	Roles []Role `json:"roles,omitempty"`
+	// Memberships give users roles in projects, in addition to
+	// Project.Members.
+	Memberships []Membership `json:"memberships,omitempty"`
+	// Shares give users single work packages.
+	Shares []Share `json:"shares,omitempty"`
+	// NonMemberRole is OpenProject's built-in "Non member" role: what a
+	// logged-in user who is not a member of a public project may do there.
+	// Nil means DefaultNonMemberPermissions.
+	NonMemberRole *Role `json:"nonMemberRole,omitempty"`
 }
 
 // User is a fake user: the API's user plus the API key that authenticates
@@ -37,10 +50,13 @@ type User struct {
 }
 
 // Project is a fake project: the API's project plus its members. A user
-// sees a project when it is public, when they are a member, or when they
-// are an administrator.
+// sees a project when it is public, when they are a member (of Members or
+// through a Membership), when a work package of it is shared with them, or
+// when they are an administrator.
 type Project struct {
 	openproject.Project
+	// Members hold every permission in the project. Dataset.Memberships
+	// give finer roles.
 	Members []int64 `json:"members,omitempty"`
 }
 
@@ -158,6 +174,44 @@ func (d *Dataset) Validate() error {
 		meetings[m.ID] = true
 		if !projects[m.Project.ID] {
 			return fmt.Errorf("meeting %d: unknown project %d", m.ID, m.Project.ID)
+		}
+	}
+	return d.validatePermissions(projects, users, wps)
+}
+
+// validatePermissions checks roles, memberships and shares: unique role
+// ids, and every reference pointing at an existing project, user, role or
+// work package.
+func (d *Dataset) validatePermissions(projects, users, wps map[int64]bool) error {
+	roles := map[int64]bool{}
+	for _, r := range d.Roles {
+		if r.ID <= 0 || roles[r.ID] {
+			return fmt.Errorf("role id %d is missing or duplicated", r.ID)
+		}
+		roles[r.ID] = true
+	}
+	for _, m := range d.Memberships {
+		if !projects[m.ProjectID] {
+			return fmt.Errorf("membership of user %d: unknown project %d", m.UserID, m.ProjectID)
+		}
+		if !users[m.UserID] {
+			return fmt.Errorf("membership in project %d: unknown user %d", m.ProjectID, m.UserID)
+		}
+		for _, rid := range m.RoleIDs {
+			if !roles[rid] {
+				return fmt.Errorf("membership of user %d in project %d: unknown role %d", m.UserID, m.ProjectID, rid)
+			}
+		}
+	}
+	for _, sh := range d.Shares {
+		if !wps[sh.WorkPackageID] {
+			return fmt.Errorf("share with user %d: unknown work package %d", sh.UserID, sh.WorkPackageID)
+		}
+		if !users[sh.UserID] {
+			return fmt.Errorf("share of work package %d: unknown user %d", sh.WorkPackageID, sh.UserID)
+		}
+		if !roles[sh.RoleID] {
+			return fmt.Errorf("share of work package %d with user %d: unknown role %d", sh.WorkPackageID, sh.UserID, sh.RoleID)
 		}
 	}
 	return nil

@@ -2,7 +2,9 @@
 // demos. It serves a Dataset over the API v3 wire format (HAL+JSON) and
 // imitates the behaviours of the real server that a naive fake gets wrong:
 // 1-based page offsets, silently capped page sizes, the open-only default
-// work package filter, 404 instead of 403 for hidden resources, unpaginated
+// work package filter, 404 instead of 403 for hidden resources, per-project
+// permissions from roles (Dataset.Roles, Memberships, the Non member role)
+// and work package shares, internal comments, unpaginated
 // activity lists, comments that move updatedAt but not lockVersion, and the
 // differences between server generations (see Profile). It also injects
 // latency and faults on demand and counts requests.

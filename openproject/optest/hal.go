@@ -23,7 +23,10 @@ type renderer struct {
 	caller  *User
 	profile Profile
 
-	visible    map[int64]bool
+	visible map[int64]bool
+	// wpVisible memoizes, per project, whether the caller holds
+	// view_work_packages there.
+	wpVisible  map[int64]bool
 	projects   map[int64]obj
 	users      map[int64]obj
 	statuses   map[int64]obj
@@ -52,6 +55,19 @@ func (r *renderer) canSee(pid int64) bool {
 		r.visible = r.st.visibleProjects(r.caller)
 	}
 	return r.visible[pid]
+}
+
+// canSeeWP reports whether the caller sees wp (memoized per project).
+func (r *renderer) canSeeWP(wp *openproject.WorkPackage) bool {
+	if r.wpVisible == nil {
+		r.wpVisible = map[int64]bool{}
+	}
+	v, ok := r.wpVisible[wp.Project.ID]
+	if !ok {
+		v = r.st.allowed(r.caller, wp.Project.ID, PermViewWorkPackages)
+		r.wpVisible[wp.Project.ID] = v
+	}
+	return v || r.st.perm.sharedWPs[r.caller.ID][wp.ID]
 }
 
 // apiTimeLayout renders timestamps as the newer servers do: UTC with
@@ -404,7 +420,7 @@ func (r *renderer) priority(id int64) (obj, bool) {
 }
 
 // wpLink links a work package titled with its subject, undisclosed when
-// the caller cannot see its project.
+// the caller cannot see it.
 func (r *renderer) wpLink(id int64) obj {
 	if id == 0 {
 		return nullLink()
@@ -413,7 +429,7 @@ func (r *renderer) wpLink(id int64) obj {
 	if !ok {
 		return link("/api/v3/work_packages/"+itoa(id), "")
 	}
-	if !r.canSee(wp.Project.ID) {
+	if !r.canSeeWP(wp) {
 		return undisclosedLink()
 	}
 	return link("/api/v3/work_packages/"+itoa(id), wp.Subject)
@@ -473,7 +489,7 @@ func (r *renderer) workPackage(wp *openproject.WorkPackage) obj {
 	}
 	children := []obj{}
 	for _, cid := range r.st.children[wp.ID] {
-		if c, ok := r.st.wps[cid]; ok && r.canSee(c.Project.ID) {
+		if c, ok := r.st.wps[cid]; ok && r.canSeeWP(c) {
 			children = append(children, link("/api/v3/work_packages/"+itoa(cid), c.Subject))
 		}
 	}
@@ -554,13 +570,21 @@ func idLink(base string, id int64, title string) obj {
 	return link(base+itoa(id), title)
 }
 
-// activityVisible reports whether the caller may see an activity:
-// internal comments are for project members and administrators only.
+// activityVisible reports whether the caller may see an activity of a work
+// package they see. Internal activities need view_internal_comments in the
+// work package's project; without it the real server leaves them out of
+// the journal (Journals::Scopes::InternalVisibleFor, where("internal:
+// false"), app/models/journals/scopes/internal_visible_for.rb): they are
+// omitted, not shown with their text hidden. A share never grants it: the
+// scope asks user.allowed_in_project?, a project permission. The real
+// scope also needs the Enterprise add-on and the project's
+// enabled_internal_comments setting; the fake assumes both. Legacy
+// servers have no internal comments, so there every activity is public.
 func (r *renderer) activityVisible(a *openproject.Activity, wp *openproject.WorkPackage) bool {
 	if !a.Internal || r.profile == ProfileLegacy {
 		return true
 	}
-	return r.st.canWrite(r.caller, wp.Project.ID)
+	return r.st.allowed(r.caller, wp.Project.ID, PermViewInternalComments)
 }
 
 // activity renders a journal entry. The current profile adds what 2025

@@ -7,14 +7,14 @@ package optest
 // routes.go. This file holds what they share.
 
 // visibleByID looks up the entity whose id is arg in byID and returns it
-// when u may see its project. The caller holds the store lock.
-func visibleByID[T any](st *store, u *User, arg string, byID map[int64]*T, project func(*T) int64) (*T, bool) {
+// when u may see it: when visible says so. The caller holds the store lock.
+func visibleByID[T any](arg string, byID map[int64]*T, visible func(*T) bool) (*T, bool) {
 	id, ok := parseID(arg)
 	if !ok {
 		return nil, false
 	}
 	v, ok := byID[id]
-	if !ok || !st.canSee(u, project(v)) {
+	if !ok || !visible(v) {
 		return nil, false
 	}
 	return v, true

@@ -34,10 +34,16 @@ func (s *Server) listMeetings(ex *exchange, _ []string) {
 	pg := s.parsePage(q)
 	s.st.mu.RLock()
 	r := s.newRenderer(ex.user)
+	seen := map[int64]bool{} // project id -> view_meetings there
 	var match []*openproject.Meeting
 	for _, id := range s.st.meetingOrder {
 		m := s.st.meetings[id]
-		if r.canSee(m.Project.ID) && matchAll(m, preds) {
+		v, ok := seen[m.Project.ID]
+		if !ok {
+			v = s.st.allowed(ex.user, m.Project.ID, PermViewMeetings)
+			seen[m.Project.ID] = v
+		}
+		if v && matchAll(m, preds) {
 			match = append(match, m)
 		}
 	}
@@ -51,10 +57,12 @@ func (s *Server) listMeetings(ex *exchange, _ []string) {
 	ex.sendHAL(http.StatusOK, pagedCollection("Collection", "/api/v3/meetings", q, pg, len(match), elems, nil, nil))
 }
 
-// visibleMeeting returns a meeting the caller can see. The caller holds
-// the store lock.
+// visibleMeeting returns a meeting the caller can see: one of a project
+// where they hold view_meetings. The caller holds the store lock.
 func (s *Server) visibleMeeting(u *User, arg string) (*openproject.Meeting, bool) {
-	return visibleByID(s.st, u, arg, s.st.meetings, func(x *openproject.Meeting) int64 { return x.Project.ID })
+	return visibleByID(arg, s.st.meetings, func(x *openproject.Meeting) bool {
+		return s.st.allowed(u, x.Project.ID, PermViewMeetings)
+	})
 }
 
 func (s *Server) getMeeting(ex *exchange, args []string) {

@@ -188,7 +188,7 @@ func (s *Server) applyWPInput(u *User, next *openproject.WorkPackage, in *wpInpu
 			next.Parent = nil
 		} else {
 			p, exists := s.st.wps[id]
-			if !exists || !s.st.canSee(u, p.Project.ID) || id == next.ID || s.isDescendant(id, next.ID) {
+			if !exists || !s.st.canSeeWP(u, p) || id == next.ID || s.isDescendant(id, next.ID) {
 				return errNotAllowed("parent")
 			}
 			next.Parent = &openproject.Ref{ID: id, Href: "/api/v3/work_packages/" + itoa(id)}
@@ -391,6 +391,13 @@ func (s *Server) postComment(ex *exchange, args []string) {
 	}
 	if in.Comment == nil || strings.TrimSpace(in.Comment.Raw) == "" {
 		ex.sendAPIError(errBlank("comment"))
+		return
+	}
+	// Writing an internal comment needs add_internal_comments
+	// (activity_comment_write_model.yml); how the real server refuses
+	// one without it is unverified, the fake answers 403.
+	if in.Internal && s.opts.Profile == ProfileCurrent && !s.st.allowed(ex.user, wp.Project.ID, PermAddInternalComments) {
+		ex.sendAPIError(errForbidden(msgForbidden))
 		return
 	}
 	internal := in.Internal && s.opts.Profile == ProfileCurrent

@@ -227,9 +227,11 @@ const (
 	msgUserNotFound   = "The specified user does not exist or you do not have permission to view them."
 	msgForbidden      = "You are not authorized to access this resource."
 	msgWPForbidden    = "You are not allowed to see work packages."
-	msgConflict       = "Your changes could not be saved, because the work package was changed since you've seen it the last time."
-	msgInternal       = "An internal error has occured."
-	msgFilterUnknown  = "Filters Invalid filter does not exist."
+	// paths/project_work_packages.yml, GET 403.
+	msgProjectWPForbidden = "You are not allowed to see the work packages of this project."
+	msgConflict           = "Your changes could not be saved, because the work package was changed since you've seen it the last time."
+	msgInternal           = "An internal error has occured."
+	msgFilterUnknown      = "Filters Invalid filter does not exist."
 )
 
 // authenticate resolves the caller from the Authorization header or answers

@@ -28,7 +28,8 @@ type store struct {
 	projects     map[int64]*Project
 	projectOrder []int64 // ascending ids
 	identifiers  map[string]int64
-	members      map[int64]map[int64]bool // project id -> member user ids
+	// perm is the permission model: memberships, roles, shares.
+	perm perms
 
 	statuses   []openproject.Status // data set order, as the real list
 	types      []openproject.Type
@@ -71,7 +72,6 @@ func newStore(d *Dataset) *store {
 		usersByKey:   map[string]int64{},
 		projects:     map[int64]*Project{},
 		identifiers:  map[string]int64{},
-		members:      map[int64]map[int64]bool{},
 		statuses:     d.Statuses,
 		types:        d.Types,
 		priorities:   d.Priorities,
@@ -99,11 +99,6 @@ func newStore(d *Dataset) *store {
 		s.projects[p.ID] = p
 		s.projectOrder = append(s.projectOrder, p.ID)
 		s.identifiers[p.Identifier] = p.ID
-		set := map[int64]bool{}
-		for _, m := range p.Members {
-			set[m] = true
-		}
-		s.members[p.ID] = set
 	}
 	slices.Sort(s.projectOrder)
 	for i := range d.WorkPackages {
@@ -112,6 +107,13 @@ func newStore(d *Dataset) *store {
 		s.wpOrder = append(s.wpOrder, wp)
 	}
 	sort.Slice(s.wpOrder, func(i, j int) bool { return s.wpOrder[i].ID < s.wpOrder[j].ID })
+	s.perm = newPerms(d, func(id int64) (int64, bool) {
+		wp, ok := s.wps[id]
+		if !ok {
+			return 0, false
+		}
+		return wp.Project.ID, true
+	})
 	for _, wp := range s.wpOrder {
 		if wp.Parent != nil && wp.Parent.ID != 0 {
 			s.children[wp.Parent.ID] = append(s.children[wp.Parent.ID], wp.ID)
@@ -209,26 +211,6 @@ func (s *store) priorityByID(id int64) (openproject.Priority, bool) {
 func (s *store) isClosed(statusID int64) bool {
 	st, ok := s.statusByID(statusID)
 	return ok && st.IsClosed
-}
-
-// canSee reports whether u may see project pid: admins see everything,
-// everyone sees public projects, members see their projects.
-func (s *store) canSee(u *User, pid int64) bool {
-	p, ok := s.projects[pid]
-	if !ok {
-		return false
-	}
-	return u.Admin || p.Public || s.members[pid][u.ID]
-}
-
-// canWrite reports whether u may change things in project pid. The fake
-// gives members every permission and non-members of public projects only
-// the read permissions of the default Non-member role.
-func (s *store) canWrite(u *User, pid int64) bool {
-	if _, ok := s.projects[pid]; !ok {
-		return false
-	}
-	return u.Admin || s.members[pid][u.ID]
 }
 
 // visibleProjects returns the set of project ids u can see.
@@ -347,6 +329,18 @@ func (s *store) snapshot() *Dataset {
 		q.Project = cloneRef(q.Project)
 		d.Queries = append(d.Queries, q)
 	}
+	d.Roles = cloneRoles(s.perm.roles)
+	d.Memberships = cloneMemberships(s.perm.memberships)
+	// Shares of deleted work packages went with them.
+	for _, sh := range s.perm.shares {
+		if _, ok := s.wps[sh.WorkPackageID]; ok {
+			d.Shares = append(d.Shares, sh)
+		}
+	}
+	if s.perm.nonMemberRole != nil {
+		r := cloneRoles([]Role{*s.perm.nonMemberRole})[0]
+		d.NonMemberRole = &r
+	}
 	return d
 }
 
@@ -386,6 +380,13 @@ func cloneDataset(d *Dataset) *Dataset {
 	for i, q := range d.Queries {
 		q.Project = cloneRef(q.Project)
 		c.Queries[i] = q
+	}
+	c.Roles = cloneRoles(d.Roles)
+	c.Memberships = cloneMemberships(d.Memberships)
+	c.Shares = slices.Clone(d.Shares)
+	if d.NonMemberRole != nil {
+		r := cloneRoles([]Role{*d.NonMemberRole})[0]
+		c.NonMemberRole = &r
 	}
 	return c
 }

@@ -6,10 +6,12 @@ import (
 	"github.com/opsearch/opsearch/openproject"
 )
 
-// visibleWiki returns a wiki page the caller can see. The caller holds the
-// store lock.
+// visibleWiki returns a wiki page the caller can see: one of a project
+// where they hold view_wiki_pages. The caller holds the store lock.
 func (s *Server) visibleWiki(u *User, arg string) (*openproject.WikiPage, bool) {
-	return visibleByID(s.st, u, arg, s.st.wikis, func(x *openproject.WikiPage) int64 { return x.Project.ID })
+	return visibleByID(arg, s.st.wikis, func(x *openproject.WikiPage) bool {
+		return s.st.allowed(u, x.Project.ID, PermViewWikiPages)
+	})
 }
 
 // getWikiPage answers GET /wiki_pages/{id}. There is no wiki page list on
@@ -53,7 +55,7 @@ func (s *Server) getAttachment(ex *exchange, args []string) {
 	found := false
 	if id, ok := parseID(args[0]); ok {
 		if wid, ok := s.st.attachments[id]; ok {
-			if w, ok := s.st.wikis[wid]; ok && s.st.canSee(ex.user, w.Project.ID) {
+			if w, ok := s.st.wikis[wid]; ok && s.st.allowed(ex.user, w.Project.ID, PermViewWikiPages) {
 				for i := range w.Attachments {
 					if w.Attachments[i].ID == id {
 						o, found = s.newRenderer(ex.user).attachment(&w.Attachments[i], w), true

@@ -78,12 +78,26 @@ func (s *Server) renderWorkPackageList(ex *exchange, q url.Values, projectArg st
 		}
 		scope = p.ID
 		base = "/api/v3/projects/" + itoa(p.ID) + "/work_packages"
-	} else if !ex.user.Admin && len(s.st.visibleProjects(ex.user)) == 0 {
-		// Without view_work_packages in any project the real server
-		// refuses the global list.
+		// A visible project whose work packages the caller may not see
+		// refuses its list (403, paths/project_work_packages.yml). A share
+		// in the project is enough to list it, as for the global list;
+		// that newer servers ask authorize_in_any_work_package here too is
+		// an assumption (older ones asked authorize(:view_work_packages)).
+		if !s.st.seesWPsIn(ex.user, p.ID) {
+			return nil, errForbidden(msgProjectWPForbidden)
+		}
+	} else if !s.st.seesAnyWP(ex.user) {
+		// Without view_work_packages in any project, or a shared work
+		// package, the real server refuses the global list
+		// (authorize_in_any_work_package(:view_work_packages),
+		// lib/api/v3/work_packages/work_packages_api.rb).
 		return nil, errForbidden(msgWPForbidden)
 	}
 	fs, given, apiErr := readFilters(q, true)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	group, apiErr := readGroupBy(q)
 	if apiErr != nil {
 		return nil, apiErr
 	}
@@ -101,11 +115,10 @@ func (s *Server) renderWorkPackageList(ex *exchange, q url.Values, projectArg st
 	}
 	var match []*openproject.WorkPackage
 	for _, wp := range s.st.wpOrder {
-		if scope != 0 {
-			if wp.Project.ID != scope {
-				continue
-			}
-		} else if !r.canSee(wp.Project.ID) {
+		if scope != 0 && wp.Project.ID != scope {
+			continue
+		}
+		if !r.canSeeWP(wp) {
 			continue
 		}
 		if matchAll(wp, preds) {
@@ -134,13 +147,17 @@ func (s *Server) renderWorkPackageList(ex *exchange, q url.Values, projectArg st
 	}
 	schemas := unpaginatedCollection("/api/v3/work_packages/schemas?filters="+url.QueryEscape(schemaFilter), schemaElems)
 	extraLinks := obj{{"schemas", link("/api/v3/work_packages/schemas?filters="+url.QueryEscape(schemaFilter), "")}}
-	return pagedCollection("WorkPackageCollection", base, q, pg, len(match), elems, extraLinks, obj{{"schemas", schemas}}), nil
+	out := pagedCollection("WorkPackageCollection", base, q, pg, len(match), elems, extraLinks, obj{{"schemas", schemas}})
+	if group != nil {
+		out = withGroups(out, r.groups(group, match))
+	}
+	return out, nil
 }
 
 // visibleWP returns a work package the caller can see. The caller holds
 // the store lock.
 func (s *Server) visibleWP(u *User, arg string) (*openproject.WorkPackage, bool) {
-	return visibleByID(s.st, u, arg, s.st.wps, func(x *openproject.WorkPackage) int64 { return x.Project.ID })
+	return visibleByID(arg, s.st.wps, func(x *openproject.WorkPackage) bool { return s.st.canSeeWP(u, x) })
 }
 
 func (s *Server) getWorkPackage(ex *exchange, args []string) {
