@@ -71,82 +71,57 @@ func TestRun_Usage(t *testing.T) {
 	}
 }
 
+// TestRun_FakeOp starts the fake as a user would, finds its URL on
+// stdout, and calls it with a key it printed; the mixed-permission set
+// adds its own users.
 func TestRun_FakeOp(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"fakeop", "--addr", "127.0.0.1:0", "--work-packages", "50", "--seed", "3"}, &out, &errb)
-	}()
-	re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)`)
-	var base string
-	for base == "" {
-		select {
-		case code := <-done:
-			t.Fatalf("fakeop exited early with %d: %s", code, errb.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			base = m[1]
-		}
+	tests := []struct {
+		name, key, login, listed string
+		extra                    []string
+	}{
+		{"generated", "opsearch-alice", "alice", "opsearch-bob", nil},
+		{"mixed permissions", "opsearch-erin", "erin", "dave=opsearch-dave", []string{"--mixed-permissions"}},
 	}
-	req, _ := http.NewRequest("GET", base+"/api/v3/users/me", nil)
-	req.SetBasicAuth("apikey", "opsearch-alice")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"login":"alice"`) {
-		t.Errorf("GET /users/me = %d %s", resp.StatusCode, body)
-	}
-	if !strings.Contains(out.String(), "opsearch-bob") {
-		t.Errorf("stdout does not list the API keys: %s", out.String())
-	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Errorf("exit code after cancel = %d, want 0", code)
-	}
-}
-
-func TestRun_FakeOpMixedPermissions(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"fakeop", "--addr", "127.0.0.1:0", "--work-packages", "50", "--seed", "3", "--mixed-permissions"}, &out, &errb)
-	}()
-	re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)`)
-	var base string
-	for base == "" {
-		select {
-		case code := <-done:
-			t.Fatalf("fakeop exited early with %d: %s", code, errb.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			base = m[1]
-		}
-	}
-	req, _ := http.NewRequest("GET", base+"/api/v3/users/me", nil)
-	req.SetBasicAuth("apikey", "opsearch-erin")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"login":"erin"`) {
-		t.Errorf("GET /users/me as erin = %d %s", resp.StatusCode, body)
-	}
-	if !strings.Contains(out.String(), "dave=opsearch-dave") {
-		t.Errorf("stdout does not list the mixed users' keys: %s", out.String())
-	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Errorf("exit code after cancel = %d, want 0", code)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out, errb syncBuffer
+			done := make(chan int, 1)
+			go func() {
+				args := append([]string{"fakeop", "--addr", "127.0.0.1:0", "--work-packages", "50", "--seed", "3"}, tt.extra...)
+				done <- run(ctx, args, &out, &errb)
+			}()
+			re := regexp.MustCompile(`at (http://127\.0\.0\.1:\d+)`)
+			var base string
+			for base == "" {
+				select {
+				case code := <-done:
+					t.Fatalf("fakeop exited early with %d: %s", code, errb.String())
+				case <-time.After(10 * time.Millisecond):
+				}
+				if m := re.FindStringSubmatch(out.String()); m != nil {
+					base = m[1]
+				}
+			}
+			req, _ := http.NewRequest("GET", base+"/api/v3/users/me", nil)
+			req.SetBasicAuth("apikey", tt.key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(body), `"login":"`+tt.login+`"`) {
+				t.Errorf("GET /users/me as %s = %d %s", tt.login, resp.StatusCode, body)
+			}
+			if !strings.Contains(out.String(), tt.listed) {
+				t.Errorf("stdout does not list %s: %s", tt.listed, out.String())
+			}
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("exit code after cancel = %d, want 0", code)
+			}
+		})
 	}
 }
