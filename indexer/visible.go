@@ -15,6 +15,8 @@ import (
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/opsearch/opsearch/kind"
 )
 
 // Visibility restricts a search to the documents one user may see in an
@@ -28,7 +30,17 @@ import (
 // afterwards would rank by everyone's statistics and page wrongly.
 type Visibility struct {
 	Projects []int64
-	Docs     []string
+	// Partial names projects of which the user sees some kinds only (a
+	// role without view_wiki_pages there): their documents of those
+	// kinds.
+	Partial []ProjectKinds
+	Docs    []string
+}
+
+// ProjectKinds is the kinds of one project's documents a user sees.
+type ProjectKinds struct {
+	Project int64
+	Kinds   []kind.Kind
 }
 
 // visibleReader is an index snapshot seen through a Visibility: its
@@ -115,24 +127,29 @@ func (b *Bleve) newVisibleReader(ctx context.Context, r index.IndexReader, v *Vi
 // visibleDocs is the bitmap of r's document numbers that v shows.
 func visibleDocs(ctx context.Context, r index.IndexReader, v *Visibility) (*roaring.Bitmap, error) {
 	bm := roaring.New()
-	var d index.TermFieldDoc
 	for _, p := range v.Projects {
-		tfr, err := r.TermFieldReader(ctx, []byte(strconv.FormatInt(p, 10)), fieldProjectID, false, false, false)
+		docs, err := termDocs(ctx, r, fieldProjectID, strconv.FormatInt(p, 10))
 		if err != nil {
 			return nil, fmt.Errorf("read project %d: %w", p, err)
 		}
-		for {
-			m, err := tfr.Next(&d)
+		bm.Or(docs)
+	}
+	if len(v.Partial) > 0 {
+		byKind := map[kind.Kind]*roaring.Bitmap{}
+		for _, pk := range v.Partial {
+			proj, err := termDocs(ctx, r, fieldProjectID, strconv.FormatInt(pk.Project, 10))
 			if err != nil {
-				_ = tfr.Close()
-				return nil, fmt.Errorf("read project %d: %w", p, err)
+				return nil, fmt.Errorf("read project %d: %w", pk.Project, err)
 			}
-			if m == nil {
-				break
+			for _, k := range pk.Kinds {
+				if byKind[k] == nil {
+					if byKind[k], err = termDocs(ctx, r, fieldKind, string(k)); err != nil {
+						return nil, fmt.Errorf("read kind %s: %w", k, err)
+					}
+				}
+				bm.Or(roaring.And(proj, byKind[k]))
 			}
-			bm.Add(internalNum(m.ID))
 		}
-		_ = tfr.Close()
 	}
 	for _, id := range v.Docs {
 		iid, err := r.InternalID(id)
@@ -144,6 +161,27 @@ func visibleDocs(ctx context.Context, r index.IndexReader, v *Visibility) (*roar
 		}
 	}
 	return bm, nil
+}
+
+// termDocs is the bitmap of r's documents whose field holds term.
+func termDocs(ctx context.Context, r index.IndexReader, field, term string) (*roaring.Bitmap, error) {
+	tfr, err := r.TermFieldReader(ctx, []byte(term), field, false, false, false)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tfr.Close() }()
+	bm := roaring.New()
+	var d index.TermFieldDoc
+	for {
+		m, err := tfr.Next(&d)
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			return bm, nil
+		}
+		bm.Add(internalNum(m.ID))
+	}
 }
 
 // internalNum is a scorch document number (its internal ids are the

@@ -16,8 +16,10 @@ import (
 // index holding only those documents: the same total, the same hits
 // with the same scores to the last bit and the same coverage, in every
 // mode (fuzzy with typos, prefixes, synonyms and ids; kinds, federation,
-// paging; exact; filters only). This is what lets per-user mode be the
-// reference for the shared one.
+// paging; exact; filters only), with whole projects, kinds of a project
+// (its wiki and meetings, not its work packages) and single documents
+// visible. This is what lets per-user mode be the reference for the
+// shared one.
 func TestVisibleSearchEqualsOwnIndex(t *testing.T) {
 	docs := benchDocs(600)
 	// The user sees the even projects, plus two work packages of odd
@@ -35,9 +37,13 @@ func TestVisibleSearchEqualsOwnIndex(t *testing.T) {
 		} else if d.Kind == kind.WorkPackage && len(vis.Docs) < 2 && d.EntityID%7 == 3 {
 			vis.Docs = append(vis.Docs, d.ID)
 			own = append(own, d)
+		} else if d.ProjectID == 1 && (d.Kind == kind.WikiPage || d.Kind == kind.Meeting) {
+			own = append(own, d) // project 1: its wiki and meetings only
 		}
 	}
-	if len(vis.Projects) < 2 || len(vis.Docs) != 2 || len(own) == len(docs) {
+	vis.Partial = []ProjectKinds{{Project: 1, Kinds: []kind.Kind{kind.WikiPage, kind.Meeting}}}
+	if len(vis.Projects) < 2 || len(vis.Docs) != 2 || len(own) == len(docs) ||
+		!slices.ContainsFunc(own, func(d Document) bool { return d.ProjectID == 1 && d.Kind == kind.WikiPage }) {
 		t.Fatalf("test data: %d projects, %d shared, %d of %d docs", len(vis.Projects), len(vis.Docs), len(own), len(docs))
 	}
 	shared, mine := openFilled(t, docs), openFilled(t, own)
