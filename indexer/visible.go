@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +29,10 @@ import (
 // uses (how many documents there are, how many hold a term) is counted
 // over the visible documents only. Filtering a shared index's answer
 // afterwards would rank by everyone's statistics and page wrongly.
+//
+// The index caches what a Visibility shows by its address, so a value
+// must not change once it was searched with: a changed visibility is a
+// new value.
 type Visibility struct {
 	Projects []int64
 	// Partial names projects of which the user sees some kinds only (a
@@ -87,6 +92,15 @@ const maxViews = 256
 
 // view returns r's view through v, building it on first use.
 func (vs *visibleViews) view(ctx context.Context, r index.IndexReader, v *Visibility) (*visibleView, error) {
+	if !reflect.TypeOf(r).Comparable() {
+		// Not a snapshot pointer (scorch's readers are): no identity to
+		// cache by, and comparing it would panic.
+		bm, err := visibleDocs(ctx, r, v)
+		if err != nil {
+			return nil, err
+		}
+		return &visibleView{vis: bm, df: map[string]uint64{}}, nil
+	}
 	vs.mu.Lock()
 	if vs.snap != r {
 		vs.snap, vs.views = r, nil
