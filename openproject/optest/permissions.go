@@ -1,6 +1,7 @@
 package optest
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/opsearch/opsearch/openproject"
@@ -287,4 +288,44 @@ func (s *store) seesWPsIn(u *User, pid int64) bool {
 		}
 	}
 	return false
+}
+
+// SetMembership gives user uid the roles in project pid, replacing what
+// they held there (a Project.Members row or a membership). No roles
+// removes the user from the project, as removing a member in OpenProject
+// does; shares of the project's work packages stay. The change applies
+// to the next request.
+func (s *Server) SetMembership(pid, uid int64, roles []int64) error {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	st := s.st
+	p, ok := st.projects[pid]
+	if !ok {
+		return fmt.Errorf("set membership: project %d: %w", pid, ErrUnknownEntity)
+	}
+	if _, ok := st.users[uid]; !ok {
+		return fmt.Errorf("set membership: user %d: %w", uid, ErrUnknownEntity)
+	}
+	for _, rid := range roles {
+		if !slices.ContainsFunc(st.perm.roles, func(r Role) bool { return r.ID == rid }) {
+			return fmt.Errorf("set membership: role %d: %w", rid, ErrUnknownEntity)
+		}
+	}
+	p.Members = slices.DeleteFunc(p.Members, func(id int64) bool { return id == uid })
+	ms := slices.DeleteFunc(cloneMemberships(st.perm.memberships), func(m Membership) bool { return m.ProjectID == pid && m.UserID == uid })
+	if len(roles) > 0 {
+		ms = append(ms, Membership{ProjectID: pid, UserID: uid, RoleIDs: slices.Clone(roles)})
+	}
+	d := &Dataset{Roles: st.perm.roles, Memberships: ms, Shares: st.perm.shares, NonMemberRole: st.perm.nonMemberRole}
+	for _, id := range st.projectOrder {
+		d.Projects = append(d.Projects, *st.projects[id])
+	}
+	st.perm = newPerms(d, func(id int64) (int64, bool) {
+		wp, ok := st.wps[id]
+		if !ok {
+			return 0, false
+		}
+		return wp.Project.ID, true
+	})
+	return nil
 }

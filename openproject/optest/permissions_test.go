@@ -1,6 +1,7 @@
 package optest
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -313,5 +314,33 @@ func TestPermissionsSnapshot(t *testing.T) {
 	d := s2.Dataset()
 	if d.Roles != nil || d.Memberships != nil || d.Shares != nil || d.NonMemberRole != nil {
 		t.Errorf("a data set without roles gained some: %+v %+v %+v %+v", d.Roles, d.Memberships, d.Shares, d.NonMemberRole)
+	}
+}
+
+// SetMembership changes what a user sees at the next request: removed
+// from a private project, dave no longer sees it; given a role again, he
+// sees what it grants.
+func TestPermissionsSetMembership(t *testing.T) {
+	s, base := Start(t, permDataset(), Options{Now: func() time.Time { return srvClock }})
+	if r := srvGet(t, base, "/api/v3/projects/2", permDaveKey); r.status != 200 {
+		t.Fatalf("dave's alice-private before: status %d", r.status)
+	}
+	if err := s.SetMembership(2, 5, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, srvGet(t, base, "/api/v3/projects/2", permDaveKey), 404, "NotFound", msgNotFound)
+	if err := s.SetMembership(2, 5, []int64{2}); err != nil {
+		t.Fatal(err)
+	}
+	if r := srvGet(t, base, "/api/v3/projects/2", permDaveKey); r.status != 200 {
+		t.Errorf("dave's alice-private after a new role: status %d", r.status)
+	}
+	for _, c := range []struct {
+		pid, uid int64
+		roles    []int64
+	}{{99, 5, nil}, {2, 99, nil}, {2, 5, []int64{99}}} {
+		if err := s.SetMembership(c.pid, c.uid, c.roles); !errors.Is(err, ErrUnknownEntity) {
+			t.Errorf("SetMembership(%d, %d, %v) = %v, want ErrUnknownEntity", c.pid, c.uid, c.roles, err)
+		}
 	}
 }
