@@ -40,6 +40,12 @@ type Visibility struct {
 	// kinds.
 	Partial []ProjectKinds
 	Docs    []string
+	// Except hides documents the rest would show: those that entered a
+	// project after the user's visibility was last derived, until it is
+	// derived again (a project all of whose work packages are shared
+	// with the user one by one looks, by its counts, like one whose
+	// work packages the user may all see).
+	Except []string
 }
 
 // ProjectKinds is the kinds of one project's documents a user sees.
@@ -172,6 +178,15 @@ func visibleDocs(ctx context.Context, r index.IndexReader, v *Visibility) (*roar
 		}
 		if len(iid) == 8 {
 			bm.Add(internalNum(iid))
+		}
+	}
+	for _, id := range v.Except {
+		iid, err := r.InternalID(id)
+		if err != nil {
+			return nil, fmt.Errorf("look up %s: %w", id, err)
+		}
+		if len(iid) == 8 {
+			bm.Remove(internalNum(iid))
 		}
 	}
 	return bm, nil

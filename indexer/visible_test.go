@@ -33,6 +33,10 @@ func TestVisibleSearchEqualsOwnIndex(t *testing.T) {
 				seen[d.ProjectID] = true
 				vis.Projects = append(vis.Projects, d.ProjectID)
 			}
+			if d.Kind == kind.WorkPackage && len(vis.Except) < 2 && d.EntityID%5 == 1 {
+				vis.Except = append(vis.Except, d.ID) // entered after the view
+				continue
+			}
 			own = append(own, d)
 		} else if d.Kind == kind.WorkPackage && len(vis.Docs) < 2 && d.EntityID%7 == 3 {
 			vis.Docs = append(vis.Docs, d.ID)
@@ -42,7 +46,7 @@ func TestVisibleSearchEqualsOwnIndex(t *testing.T) {
 		}
 	}
 	vis.Partial = []ProjectKinds{{Project: 1, Kinds: []kind.Kind{kind.WikiPage, kind.Meeting}}}
-	if len(vis.Projects) < 2 || len(vis.Docs) != 2 || len(own) == len(docs) ||
+	if len(vis.Projects) < 2 || len(vis.Docs) != 2 || len(vis.Except) != 2 || len(own) == len(docs) ||
 		!slices.ContainsFunc(own, func(d Document) bool { return d.ProjectID == 1 && d.Kind == kind.WikiPage }) {
 		t.Fatalf("test data: %d projects, %d shared, %d of %d docs", len(vis.Projects), len(vis.Docs), len(own), len(docs))
 	}
