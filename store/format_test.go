@@ -60,7 +60,7 @@ func TestBucketNamesOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTop := slices.Sorted(slices.Values(append([]string{"counts", "extra", "meta", "sync"}, entities...)))
+	wantTop := slices.Sorted(slices.Values(append([]string{"counts", "extra", "internal_readers", "meta", "sync"}, entities...)))
 	if !reflect.DeepEqual(top, wantTop) {
 		t.Errorf("buckets %q, want %q", top, wantTop)
 	}

@@ -39,6 +39,9 @@ var (
 	bucketCounts = []byte("counts")
 	bucketExtra  = []byte("extra")
 	bucketSync   = []byte("sync")
+	// bucketReaders holds, in a shared store, the work packages whose
+	// stored activities a user who reads internal comments fetched.
+	bucketReaders = []byte("internal_readers")
 
 	keySchemaVersion = []byte("schema_version")
 	keyCreatedAt     = []byte("created_at")
@@ -284,7 +287,7 @@ func initSchema(tx *bolt.Tx, path string) error {
 // ensureBuckets creates any missing bucket and any missing key counter, so
 // a migration that adds a kind needs no code of its own for either.
 func ensureBuckets(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketCounts, bucketExtra, bucketSync} {
+	for _, name := range [][]byte{bucketCounts, bucketExtra, bucketSync, bucketReaders} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
@@ -483,6 +486,11 @@ type Identity struct {
 	// Login and Name describe the user for status output.
 	Login string `json:"login,omitempty"`
 	Name  string `json:"name,omitempty"`
+	// Shared marks the store every user of the instance shares (UserID
+	// 0): its crawls keep each user's sync state apart (SyncState.Owner),
+	// and its index holds public twins of work packages with internal
+	// comments (indexer.WorkPackageDocs).
+	Shared bool `json:"shared,omitempty"`
 }
 
 // SetIdentity records who the store belongs to, replacing any previous
@@ -494,7 +502,10 @@ func (s *Store) SetIdentity(id Identity) error {
 		return fmt.Errorf("set identity: %w", err)
 	}
 	id.Instance = cmp.Or(id.Instance, inst)
-	if id.UserID <= 0 {
+	switch {
+	case id.Shared && id.UserID != 0:
+		return fmt.Errorf("set identity: a shared store belongs to no user, not %d", id.UserID)
+	case !id.Shared && id.UserID <= 0:
 		return fmt.Errorf("set identity: invalid user id %d", id.UserID)
 	}
 	return s.Update(context.Background(), func(tx *WriteTx) error {
@@ -589,9 +600,12 @@ func (s *Store) MaxID(k kind.Kind) (id int64, err error) {
 
 // SyncState returns the sync state of k; a kind never synced yields a
 // zero state with Kind set.
-func (s *Store) SyncState(k kind.Kind) (st SyncState, err error) {
+func (s *Store) SyncState(k kind.Kind) (st SyncState, err error) { return s.SyncStateOf(0, k) }
+
+// SyncStateOf returns owner's sync state of k (see SyncState.Owner).
+func (s *Store) SyncStateOf(owner int64, k kind.Kind) (st SyncState, err error) {
 	err = s.view(func(tx *ReadTx) error {
-		st, err = tx.SyncState(k)
+		st, err = tx.SyncStateOf(owner, k)
 		return err
 	})
 	return st, err
@@ -599,11 +613,14 @@ func (s *Store) SyncState(k kind.Kind) (st SyncState, err error) {
 
 // AllSyncStates returns the sync state of every kind in kind.All(), read
 // in one transaction; kinds never synced have a zero state with Kind set.
-func (s *Store) AllSyncStates() (map[kind.Kind]SyncState, error) {
+func (s *Store) AllSyncStates() (map[kind.Kind]SyncState, error) { return s.AllSyncStatesOf(0) }
+
+// AllSyncStatesOf is AllSyncStates for owner's crawl (see SyncState.Owner).
+func (s *Store) AllSyncStatesOf(owner int64) (map[kind.Kind]SyncState, error) {
 	out := make(map[kind.Kind]SyncState, len(kind.All()))
 	err := s.view(func(tx *ReadTx) error {
 		for _, k := range kind.All() {
-			st, err := tx.SyncState(k)
+			st, err := tx.SyncStateOf(owner, k)
 			if err != nil {
 				return err
 			}

@@ -529,6 +529,22 @@ func TestSyncStateRoundTrip(t *testing.T) {
 	if !errors.Is(err, ErrUnknownKind) {
 		t.Errorf("SetSyncState(unknown) = %v", err)
 	}
+
+	// The crawls of a shared store's users keep their states apart.
+	bobs := SyncState{Kind: kind.WikiPage, Owner: 3, Cursor: ts(9), HighestID: 7}
+	update(t, s, func(tx *WriteTx) error { return tx.SetSyncState(bobs) })
+	if got, err := s.SyncStateOf(3, kind.WikiPage); err != nil || !reflect.DeepEqual(got, bobs) {
+		t.Errorf("SyncStateOf(3) = %#v, %v\nwant %#v", got, err, bobs)
+	}
+	if got, _ := s.SyncState(kind.WikiPage); !reflect.DeepEqual(got, want) {
+		t.Errorf("owner 3's state replaced the store's own: %#v", got)
+	}
+	if all, _ := s.AllSyncStatesOf(4); !reflect.DeepEqual(all[kind.WikiPage], SyncState{Kind: kind.WikiPage, Owner: 4}) {
+		t.Errorf("owner 4 never synced, state %#v", all[kind.WikiPage])
+	}
+	if _, err := s.SyncStateOf(-1, kind.WikiPage); err == nil {
+		t.Error("SyncStateOf(-1) did not fail")
+	}
 }
 
 func TestMeta(t *testing.T) {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/opsearch/opsearch/kind"
@@ -14,6 +15,10 @@ type SyncState struct {
 	// Kind is the kind this state describes. On disk it is spelled as the
 	// kind's bucket name (syncStateOnDisk); reading takes it from the key.
 	Kind kind.Kind `json:"kind"`
+	// Owner is the user whose crawl this state describes in a store
+	// several users' crawls write (a shared store); 0 in a user's own
+	// store. Each owner's states are kept apart.
+	Owner int64 `json:"owner,omitempty"`
 	// Cursor is the highest updatedAt among the entities committed so far:
 	// the next incremental run asks for changes since Cursor (minus a safety
 	// margin). Zero means no incremental run is possible yet.
@@ -73,6 +78,16 @@ type SyncState struct {
 type syncStateOnDisk struct {
 	Kind string `json:"kind"`
 	SyncState
+}
+
+// syncStateKey is where the sync bucket keeps the state of kind k of
+// owner: the kind's bucket name, with "@owner" for a shared store's users.
+func syncStateKey(owner int64, k kind.Kind) []byte {
+	key := bucketOf(k)
+	if owner == 0 {
+		return key
+	}
+	return []byte(string(key) + "@" + strconv.FormatInt(owner, 10))
 }
 
 func (st SyncState) onDisk() syncStateOnDisk {

@@ -117,20 +117,33 @@ func (r *ReadTx) MaxID(k kind.Kind) int64 {
 
 // SyncState returns the sync state of kind; a kind never synced yields a
 // zero state with Kind set.
-func (r *ReadTx) SyncState(k kind.Kind) (SyncState, error) {
+func (r *ReadTx) SyncState(k kind.Kind) (SyncState, error) { return r.SyncStateOf(0, k) }
+
+// SyncStateOf returns owner's sync state of kind (see SyncState.Owner); a
+// kind never synced yields a zero state with Kind and Owner set.
+func (r *ReadTx) SyncStateOf(owner int64, k kind.Kind) (SyncState, error) {
 	if err := checkKind(k); err != nil {
 		return SyncState{}, fmt.Errorf("get sync state: %w", err)
 	}
-	st := SyncState{Kind: k}
-	raw := r.tx.Bucket(bucketSync).Get(bucketOf(k))
+	if owner < 0 {
+		return SyncState{}, fmt.Errorf("get sync state: owner %d is not a user id", owner)
+	}
+	st := SyncState{Kind: k, Owner: owner}
+	raw := r.tx.Bucket(bucketSync).Get(syncStateKey(owner, k))
 	if raw == nil {
 		return st, nil
 	}
 	if err := json.Unmarshal(raw, &st); err != nil {
-		return SyncState{Kind: k}, fmt.Errorf("decode sync state %s: %w", k, err)
+		return SyncState{Kind: k, Owner: owner}, fmt.Errorf("decode sync state %s: %w", k, err)
 	}
-	st.Kind = k
+	st.Kind, st.Owner = k, owner
 	return st, nil
+}
+
+// FetchedByReader reports what SetFetchedByReader recorded for work
+// package wpID (false when nothing was).
+func (r *ReadTx) FetchedByReader(wpID int64) bool {
+	return r.tx.Bucket(bucketReaders).Get(idKey(wpID)) != nil
 }
 
 // Identity returns the recorded identity; found is false if none was set.
@@ -176,6 +189,22 @@ func (w *WriteTx) PutActivities(wpID int64, acts []openproject.Activity) error {
 		acts = []openproject.Activity{}
 	}
 	return w.put(kind.Activity, wpID, acts)
+}
+
+// SetFetchedByReader records whether work package wpID's stored
+// activities were fetched by a user who reads its project's internal
+// comments. A shared store needs it: what a user who does not read them
+// fetched says nothing of internal comments, so one who does must fetch
+// again.
+func (w *WriteTx) SetFetchedByReader(wpID int64, yes bool) error {
+	if err := checkID(kind.WorkPackage, wpID); err != nil {
+		return fmt.Errorf("mark activities: %w", err)
+	}
+	b := w.tx.Bucket(bucketReaders)
+	if !yes {
+		return b.Delete(idKey(wpID))
+	}
+	return b.Put(idKey(wpID), []byte{1})
 }
 
 // PutWikiPage stores (inserts or replaces) a wiki page.
@@ -232,6 +261,9 @@ func (w *WriteTx) Delete(k kind.Kind, id int64) error {
 		return err
 	}
 	if k == kind.WorkPackage {
+		if err := w.tx.Bucket(bucketReaders).Delete(idKey(id)); err != nil {
+			return fmt.Errorf("delete %s %d: %w", k, id, err)
+		}
 		return w.del(kind.Activity, id)
 	}
 	return nil
@@ -263,13 +295,17 @@ func (w *WriteTx) addCount(k kind.Kind, delta int64) error {
 	return nil
 }
 
-// SetSyncState stores st under st.Kind, replacing the previous state.
-// Write it in the same Update as the entities it accounts for.
+// SetSyncState stores st under st.Kind and st.Owner, replacing the
+// previous state. Write it in the same Update as the entities it
+// accounts for.
 func (w *WriteTx) SetSyncState(st SyncState) error {
 	if err := checkKind(st.Kind); err != nil {
 		return fmt.Errorf("set sync state: %w", err)
 	}
-	return w.putJSON(bucketSync, bucketOf(st.Kind), st.onDisk())
+	if st.Owner < 0 {
+		return fmt.Errorf("set sync state: owner %d is not a user id", st.Owner)
+	}
+	return w.putJSON(bucketSync, syncStateKey(st.Owner, st.Kind), st.onDisk())
 }
 
 // SetMeta stores a small caller-defined value under key (in a bucket of its
