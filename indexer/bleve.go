@@ -615,16 +615,29 @@ func (b *Bleve) Count(ctx context.Context) (map[kind.Kind]uint64, error) {
 		return nil, ErrClosed
 	}
 	out := make(map[kind.Kind]uint64, 4)
+	count := func(field, term string) (uint64, error) {
+		q := bleve.NewTermQuery(term)
+		q.SetField(field)
+		res, err := b.idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, 0, 0, false))
+		if err != nil {
+			return 0, err
+		}
+		return res.Total, nil
+	}
 	for _, k := range Kinds() {
-		q := bleve.NewTermQuery(string(k))
-		q.SetField(fieldKind)
-		req := bleve.NewSearchRequestOptions(q, 0, 0, false)
-		res, err := b.idx.SearchInContext(ctx, req)
+		n, err := count(fieldKind, string(k))
 		if err != nil {
 			return nil, fmt.Errorf("count %s: %w", k, err)
 		}
-		out[k] = res.Total
+		out[k] = n
 	}
+	// Public twins are second documents of work packages, not more of
+	// them.
+	twins, err := count(fieldTwin, "public")
+	if err != nil {
+		return nil, fmt.Errorf("count public twins: %w", err)
+	}
+	out[kind.WorkPackage] -= min(twins, out[kind.WorkPackage])
 	return out, nil
 }
 
@@ -782,7 +795,11 @@ func hitsOf(res *bleve.SearchResult) []Hit {
 	out := make([]Hit, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		k, id, _ := ParseDocID(h.ID)
-		out = append(out, Hit{ID: h.ID, Kind: k, EntityID: id, Score: h.Score, Fragments: h.Fragments})
+		hit := Hit{ID: h.ID, Kind: k, EntityID: id, Score: h.Score, Fragments: h.Fragments}
+		if IsPublicTwin(h.ID) {
+			hit.ID, hit.Public = DocID(k, id), true
+		}
+		out = append(out, hit)
 	}
 	return out
 }
@@ -801,6 +818,11 @@ const (
 	fieldProjectName = "project_name"
 	fieldIdents      = "identifiers"
 	fieldAll         = "all"
+	// fieldTwin is "public" on a work package's public twin only. Adding
+	// it needed no MappingVersion bump: only shared indexes hold twins,
+	// and they are created with this mapping; older indexes, which lack
+	// the field, count no twins, rightly.
+	fieldTwin = "twin"
 )
 
 // bleveDoc is what bleve indexes: Document flattened to the mapped fields.
@@ -823,6 +845,7 @@ type bleveDoc struct {
 	Location    string   `json:"location,omitempty"`
 	ProjectName string   `json:"project_name,omitempty"`
 	Identifiers []string `json:"identifiers,omitempty"`
+	Twin        string   `json:"twin,omitempty"`
 	// All is every text of the document in one field (Lucene's catch-all,
 	// bleve's _all): one term query per query word scores a word wherever
 	// it occurs, with one document frequency and one length norm.
@@ -844,6 +867,9 @@ func toBleveDoc(d Document) bleveDoc {
 	}
 	if d.ProjectID != 0 {
 		bd.ProjectID = strconv.FormatInt(d.ProjectID, 10)
+	}
+	if d.PublicTwin {
+		bd.Twin = "public"
 	}
 	if d.AssigneeID != 0 {
 		bd.AssigneeID = strconv.FormatInt(d.AssigneeID, 10)
@@ -926,6 +952,7 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	}
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(fieldKind, text(fieldKind, analyzerKeyword, false, false))
+	dm.AddFieldMappingsAt(fieldTwin, text(fieldTwin, analyzerKeyword, false, false))
 	dm.AddFieldMappingsAt(fieldProjectID, text(fieldProjectID, analyzerKeyword, false, false))
 	dm.AddFieldMappingsAt(fieldType, text(fieldType, analyzerKeyword, false, false))
 	dm.AddFieldMappingsAt(fieldAssigneeID, text(fieldAssigneeID, analyzerKeyword, false, false))

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,9 +12,10 @@ import (
 // DocID returns the document id of an entity.
 func DocID(k kind.Kind, id int64) string { return string(k) + ":" + strconv.FormatInt(id, 10) }
 
-// ParseDocID splits a document id into kind and entity id.
+// ParseDocID splits a document id into kind and entity id. A public
+// twin's id (PublicDocID) names its work package.
 func ParseDocID(id string) (kind.Kind, int64, bool) {
-	k, n, ok := strings.Cut(id, ":")
+	k, n, ok := strings.Cut(strings.TrimSuffix(id, publicSuffix), ":")
 	if !ok {
 		return "", 0, false
 	}
@@ -22,6 +24,38 @@ func ParseDocID(id string) (kind.Kind, int64, bool) {
 		return "", 0, false
 	}
 	return kind.Kind(k), v, true
+}
+
+// publicSuffix ends the id of a work package's public twin.
+const publicSuffix = "/public"
+
+// PublicDocID is the id of the public twin of work package id: in an
+// index several users share, a work package with internal comments has
+// a second document without them, for the users who may not read them
+// (see WorkPackageDocs).
+func PublicDocID(id int64) string { return DocID(kind.WorkPackage, id) + publicSuffix }
+
+// IsPublicTwin reports whether id is a public twin's (PublicDocID).
+func IsPublicTwin(id string) bool { return strings.HasSuffix(id, publicSuffix) }
+
+// WorkPackageDocs builds a work package's documents. Without twins it is
+// FromWorkPackage's one. With twins (an index several users share), a
+// work package with internal comments also gets its public twin, the
+// document without them, so a user who may not read them neither finds
+// the work package by their words nor sees them weigh in its rank; stale
+// names the twin to delete when there is none (its internal comments
+// are gone).
+func WorkPackageDocs(wp openproject.WorkPackage, acts []openproject.Activity, twins bool) (docs []Document, stale []string) {
+	full := FromWorkPackage(wp, acts)
+	if !twins {
+		return []Document{full}, nil
+	}
+	if !slices.ContainsFunc(acts, func(a openproject.Activity) bool { return a.Internal && a.IsComment() }) {
+		return []Document{full}, []string{PublicDocID(wp.ID)}
+	}
+	public := FromWorkPackage(wp, slices.DeleteFunc(slices.Clone(acts), func(a openproject.Activity) bool { return a.Internal }))
+	public.ID, public.PublicTwin = PublicDocID(wp.ID), true
+	return []Document{full, public}, nil
 }
 
 // FromWorkPackage builds a work package's document; its comments become

@@ -51,6 +51,9 @@ type Document struct {
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 	// StartTime is a meeting's start.
 	StartTime time.Time `json:"startTime,omitzero"`
+	// PublicTwin marks a work package's document without its internal
+	// comments (see WorkPackageDocs).
+	PublicTwin bool `json:"publicTwin,omitempty"`
 }
 
 // AgendaText is the searchable text of one agenda item.
@@ -109,7 +112,13 @@ type SearchOptions struct {
 // Hit is one search result: the document id, its score, and where it
 // matched. Callers hydrate full entities from the store.
 type Hit struct {
-	ID       string    `json:"id"`
+	// ID is the document id, a public twin's (see WorkPackageDocs) as its
+	// work package's: one user sees one of the two, and ranks it as the
+	// work package.
+	ID string `json:"id"`
+	// Public marks a hit on a public twin: the work package without its
+	// internal comments, which the caller must not show.
+	Public   bool      `json:"public,omitempty"`
 	Kind     kind.Kind `json:"kind"`
 	EntityID int64     `json:"entityId"`
 	Score    float64   `json:"score"`

@@ -450,3 +450,54 @@ var (
 	errNoFuzzy     = errors.New("index reader has no fuzzy dictionary")
 	errNoThesaurus = errors.New("index reader has no thesaurus")
 )
+
+// Restricted is a shared index as one user sees it (see Visibility): its
+// searches are restricted to the user's documents and its counts are of
+// those, so no answer built from it tells of another user's documents,
+// not even by a number. Make a new one when the user's visibility
+// changes.
+type Restricted struct {
+	b   *Bleve
+	vis *Visibility
+}
+
+// Restrict returns b as seen through vis.
+func (b *Bleve) Restrict(vis *Visibility) Restricted { return Restricted{b: b, vis: vis} }
+
+// Search searches the user's documents (opts.Visible is replaced).
+func (r Restricted) Search(ctx context.Context, opts SearchOptions) (Result, error) {
+	opts.Visible = r.vis
+	return r.b.Search(ctx, opts)
+}
+
+// Count returns the number of the user's documents per kind. A user sees
+// one document of each work package, its public twin or the whole one.
+func (r Restricted) Count(ctx context.Context) (map[kind.Kind]uint64, error) {
+	r.b.mu.RLock()
+	defer r.b.mu.RUnlock()
+	if r.b.idx == nil {
+		return nil, ErrClosed
+	}
+	adv, err := r.b.idx.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("count visible documents: %w", err)
+	}
+	raw, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("count visible documents: %w", err)
+	}
+	defer func() { _ = raw.Close() }()
+	view, err := r.b.views.view(ctx, raw, r.vis)
+	if err != nil {
+		return nil, fmt.Errorf("count visible documents: %w", err)
+	}
+	out := make(map[kind.Kind]uint64, len(Kinds()))
+	for _, k := range Kinds() {
+		docs, err := termDocs(ctx, raw, fieldKind, string(k))
+		if err != nil {
+			return nil, fmt.Errorf("count visible %s: %w", k, err)
+		}
+		out[k] = docs.AndCardinality(view.vis)
+	}
+	return out, nil
+}

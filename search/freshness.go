@@ -91,7 +91,7 @@ func (e *Engine) Freshness(ctx context.Context) (Freshness, error) {
 	// Computed from transactions that start after gen was read, so it is
 	// at least as new as gen: cached under gen, it is never older than
 	// what a search at gen should see.
-	f, err := freshness(ctx, e.st, e.indexCounts, func() (bool, string) { return key.building, key.why })
+	f, err := freshness(ctx, e.st, e.opts.Shared, e.indexCounts, func() (bool, string) { return key.building, key.why })
 	if err != nil {
 		return Freshness{}, err
 	}
@@ -110,8 +110,12 @@ type freshKey struct {
 	why      string
 }
 
-func freshness(ctx context.Context, st *store.Store, count func(ctx context.Context, key string) (map[kind.Kind]uint64, error), rebuilding func() (bool, string)) (Freshness, error) {
-	states, err := st.AllSyncStates()
+func freshness(ctx context.Context, st *store.Store, shared *Owner, count func(ctx context.Context, key string) (map[kind.Kind]uint64, error), rebuilding func() (bool, string)) (Freshness, error) {
+	var owner int64
+	if shared != nil {
+		owner = shared.UserID
+	}
+	states, err := st.AllSyncStatesOf(owner)
 	if err != nil {
 		return Freshness{}, fmt.Errorf("read sync state: %w", err)
 	}
@@ -137,7 +141,20 @@ func freshness(ctx context.Context, st *store.Store, count func(ctx context.Cont
 		return Freshness{}, fmt.Errorf("count index: %w", err)
 	}
 	f := Freshness{Complete: true, Kinds: map[kind.Kind]KindFreshness{}}
-	if id, found, err := st.Identity(); err != nil {
+	if shared != nil {
+		o := *shared
+		f.Owner = &o
+		// The store's counts are every user's: what this one sees is
+		// the restricted index's.
+		for _, k := range kind.All() {
+			switch {
+			case slices.Contains(indexer.Kinds(), k):
+				storeCounts[k] = int(counts[k])
+			default:
+				storeCounts[k] = int(counts[kind.WorkPackage])
+			}
+		}
+	} else if id, found, err := st.Identity(); err != nil {
 		return Freshness{}, fmt.Errorf("read identity: %w", err)
 	} else if found {
 		f.Owner = &Owner{UserID: id.UserID, Login: id.Login, Name: id.Name}

@@ -56,6 +56,12 @@ type Options struct {
 	// CacheBytes bounds the memory kept for entities decoded by earlier
 	// searches (0: DefaultCacheBytes; negative: no cache).
 	CacheBytes int
+	// Shared, when set, is the user an engine over a store every user of
+	// an instance shares answers for, through an index restricted to
+	// that user (indexer.Restricted): freshness reads that user's crawl
+	// (store.SyncState.Owner), names them as the owner, and counts what
+	// they see, never the store's totals.
+	Shared *Owner
 }
 
 // DefaultCrossFieldWeight is Options.CrossFieldWeight's default: between
@@ -503,7 +509,11 @@ func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate,
 	err := e.st.View(ctx, func(tx *store.ReadTx) error {
 		gen := tx.Generation()
 		for _, h := range hits {
-			if l, ok := e.cache.get(gen, h.ID); ok {
+			key := h.ID
+			if h.Public {
+				key = indexer.PublicDocID(h.EntityID)
+			}
+			if l, ok := e.cache.get(gen, key); ok {
 				out = append(out, &candidate{hit: h, loaded: l})
 				continue
 			}
@@ -512,7 +522,7 @@ func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate,
 				return fmt.Errorf("load %s: %w", h.ID, err)
 			}
 			if found {
-				e.cache.put(gen, h.ID, c.loaded)
+				e.cache.put(gen, key, c.loaded)
 				out = append(out, c)
 			}
 		}
@@ -533,6 +543,11 @@ func (e *Engine) load(tx *store.ReadTx, h indexer.Hit) (*candidate, bool, error)
 		if found && err == nil {
 			c.wp = &wp
 			c.acts, _, err = tx.Activities(h.EntityID)
+			if h.Public {
+				// The public twin: its reader may not see internal
+				// comments, in the ranking or the answer.
+				c.acts = slices.DeleteFunc(c.acts, func(a openproject.Activity) bool { return a.Internal })
+			}
 		}
 	case kind.WikiPage:
 		var w openproject.WikiPage
