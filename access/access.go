@@ -216,7 +216,7 @@ func Compute(ctx context.Context, api API, held *Holdings, prev *View, opts Opti
 	slices.Sort(c.missing)
 	v.Missing = slices.Compact(c.missing)
 	v.Requests = c.requests
-	v.Visibility = v.visibility(append(wpDocs, mDocs...))
+	v.Visibility = v.visibility(append(wpDocs, mDocs...), held)
 	return v, nil
 }
 
@@ -450,11 +450,40 @@ func (c *computation) probeInternal(ctx context.Context, v *View, p int64, visib
 
 // visibility is the index restriction of v: whole projects where every
 // kind the store holds there is granted, the granted kinds elsewhere,
-// and docs one by one.
-func (v *View) visibility(docs []string) *indexer.Visibility {
-	vis := &indexer.Visibility{Docs: slices.Clone(docs)}
+// and docs one by one. A work package with stored internal comments has
+// two documents (indexer.WorkPackageDocs): the user sees the whole one
+// where they read internal comments, its public twin elsewhere.
+func (v *View) visibility(docs []string, held *Holdings) *indexer.Visibility {
+	vis := &indexer.Visibility{}
+	reads := func(p int64) bool {
+		_, ok := slices.BinarySearch(v.Internal, p)
+		return ok
+	}
+	internalIn := map[int64]int64{} // work package -> project
+	for p, ids := range held.Internal {
+		for _, id := range ids {
+			internalIn[id] = p
+		}
+	}
+	for _, d := range docs {
+		if k, id, _ := indexer.ParseDocID(d); k == kind.WorkPackage {
+			if p, ok := internalIn[id]; ok && !reads(p) {
+				d = indexer.PublicDocID(id)
+			}
+		}
+		vis.Docs = append(vis.Docs, d)
+	}
 	for _, p := range slices.Sorted(maps.Keys(v.projects)) {
 		g := v.projects[p]
+		if g.workPackages {
+			for _, id := range held.Internal[p] {
+				if reads(p) {
+					vis.Except = append(vis.Except, indexer.PublicDocID(id))
+				} else {
+					vis.Except = append(vis.Except, indexer.DocID(kind.WorkPackage, id))
+				}
+			}
+		}
 		if g.workPackages && g.wiki && g.meetings {
 			vis.Projects = append(vis.Projects, p)
 			continue
@@ -472,5 +501,6 @@ func (v *View) visibility(docs []string) *indexer.Visibility {
 		vis.Partial = append(vis.Partial, indexer.ProjectKinds{Project: p, Kinds: kinds})
 	}
 	slices.Sort(vis.Docs)
+	slices.Sort(vis.Except)
 	return vis
 }

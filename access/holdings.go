@@ -53,7 +53,9 @@ func HoldingsOf(ctx context.Context, st *store.Store) (*Holdings, error) {
 	err = st.ScanActivities(ctx, store.DefaultScanBatch, func(lists []store.WorkPackageActivities) error {
 		for _, l := range lists {
 			p, ok := projectOf[l.WorkPackageID]
-			if ok && slices.ContainsFunc(l.Activities, func(a openproject.Activity) bool { return a.Internal }) {
+			// The criterion of indexer.WorkPackageDocs: these have a
+			// public twin.
+			if ok && slices.ContainsFunc(l.Activities, func(a openproject.Activity) bool { return a.Internal && a.IsComment() }) {
 				h.Internal[p] = append(h.Internal[p], l.WorkPackageID)
 			}
 		}
@@ -86,6 +88,9 @@ func (v *View) Entered(p int64, k kind.Kind, ids ...int64) *View {
 	vis.Except = slices.Clone(vis.Except)
 	for _, id := range ids {
 		vis.Except = append(vis.Except, indexer.DocID(k, id))
+		if k == kind.WorkPackage {
+			vis.Except = append(vis.Except, indexer.PublicDocID(id))
+		}
 	}
 	slices.Sort(vis.Except)
 	vis.Except = slices.Compact(vis.Except)

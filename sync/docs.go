@@ -46,24 +46,32 @@ func meetingDocs(ms []openproject.Meeting) []indexer.Document {
 	return docs
 }
 
-// workPackageDoc builds a work package's document with its comments.
-func workPackageDoc(wp openproject.WorkPackage, acts []openproject.Activity) indexer.Document {
-	return indexer.FromWorkPackage(wp, acts)
+// workPackageDocs builds a work package's documents with its comments:
+// in a shared store (twins) also its public twin, and the ids to delete
+// (indexer.WorkPackageDocs).
+func workPackageDocs(wp openproject.WorkPackage, acts []openproject.Activity, twins bool) (docs []indexer.Document, stale []string) {
+	return indexer.WorkPackageDocs(wp, acts, twins)
 }
 
 // storedWorkPackageDocs builds the documents of stored work packages,
 // joining each with its stored activity list inside tx (one read
-// transaction per batch, not per work package).
-func storedWorkPackageDocs(tx *store.ReadTx, wps []openproject.WorkPackage) ([]indexer.Document, error) {
-	docs := make([]indexer.Document, len(wps))
-	for i, wp := range wps {
+// transaction per batch, not per work package); a shared store's come
+// with their twins.
+func storedWorkPackageDocs(tx *store.ReadTx, wps []openproject.WorkPackage) (docs []indexer.Document, stale []string, err error) {
+	id, _, err := tx.Identity()
+	if err != nil {
+		return nil, nil, err
+	}
+	docs = make([]indexer.Document, 0, len(wps))
+	for _, wp := range wps {
 		acts, _, err := tx.Activities(wp.ID)
 		if err != nil {
-			return nil, fmt.Errorf("read activities of work package %d: %w", wp.ID, err)
+			return nil, nil, fmt.Errorf("read activities of work package %d: %w", wp.ID, err)
 		}
-		docs[i] = workPackageDoc(wp, acts)
+		d, s := workPackageDocs(wp, acts, id.Shared)
+		docs, stale = append(docs, d...), append(stale, s...)
 	}
-	return docs, nil
+	return docs, stale, nil
 }
 
 // docFromStore builds the document of doc id from the store's copy; found
@@ -79,11 +87,18 @@ func docFromStore(tx *store.ReadTx, docID string) (indexer.Document, bool, error
 		if err != nil || !found {
 			return indexer.Document{}, false, err
 		}
-		docs, err := storedWorkPackageDocs(tx, []openproject.WorkPackage{wp})
+		docs, _, err := storedWorkPackageDocs(tx, []openproject.WorkPackage{wp})
 		if err != nil {
 			return indexer.Document{}, false, err
 		}
-		return docs[0], true, nil
+		// docID may be the public twin's, which exists only while the
+		// work package has internal comments.
+		for _, d := range docs {
+			if d.ID == docID {
+				return d, true, nil
+			}
+		}
+		return indexer.Document{}, false, nil
 	case kind.WikiPage:
 		p, found, err := tx.WikiPage(id)
 		if err != nil || !found {
@@ -155,12 +170,12 @@ func RebuildIndex(ctx context.Context, st *store.Store, idx Rebuilder, progress 
 			var docs []indexer.Document
 			if err := st.View(ctx, func(tx *store.ReadTx) error {
 				var err error
-				docs, err = storedWorkPackageDocs(tx, wps)
+				docs, _, err = storedWorkPackageDocs(tx, wps)
 				return err
 			}); err != nil {
 				return err
 			}
-			report(len(docs))
+			report(len(wps))
 			return add(docs...)
 		}); err != nil {
 			return err

@@ -54,15 +54,16 @@ func (w *Worker) RefreshWorkPackage(ctx context.Context, id int64) error {
 		}
 	}
 
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
+	w.commits.Lock()
+	defer w.commits.Unlock()
 	old, stored, err := w.st.WorkPackage(id)
 	if err != nil {
 		return fmt.Errorf("refresh work package %d: %w", id, err)
 	}
 	docID := indexer.DocID(kind.WorkPackage, id)
 	if !found {
-		if !stored {
+		if !stored || w.shared() {
+			// In a shared store, hidden from this user is not gone.
 			return nil
 		}
 		err = w.commitLocked(ctx, func(tx *store.WriteTx) error {
@@ -78,12 +79,28 @@ func (w *Worker) RefreshWorkPackage(ctx context.Context, id int64) error {
 	if stored && old.UpdatedAt.After(wp.UpdatedAt) {
 		return nil
 	}
+	reads, known := w.readsInternal(wp.Project.ID)
+	byReader := hasInternal(acts) || reads && known
+	if stored && w.keepsInternal(wp.Project.ID, acts) {
+		before, _, err := w.st.Activities(id)
+		if err != nil {
+			return fmt.Errorf("refresh work package %d: %w", id, err)
+		}
+		acts = withInternal(acts, before)
+	}
+	docs, stale := workPackageDocs(wp, acts, w.shared())
 	err = w.commitLocked(ctx, func(tx *store.WriteTx) error {
 		if err := tx.PutWorkPackage(wp); err != nil {
 			return err
 		}
-		return tx.PutActivities(id, acts)
-	}, []indexer.Document{workPackageDoc(wp, acts)}, nil, nil)
+		if err := tx.PutActivities(id, acts); err != nil {
+			return err
+		}
+		if w.shared() {
+			return tx.SetFetchedByReader(id, byReader)
+		}
+		return nil
+	}, docs, stale, nil)
 	if err != nil {
 		return fmt.Errorf("refresh work package %d: %w", id, err)
 	}

@@ -189,6 +189,10 @@ type User struct {
 
 	closeOnce gosync.Once
 	closeErr  error
+
+	// sharedCommits serialises the commits of a shared store's workers
+	// (SharedWorker).
+	sharedCommits gosync.Mutex
 }
 
 // OpenUser opens the data of the user api's key belongs to: it asks

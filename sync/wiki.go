@@ -165,6 +165,9 @@ func (w *Worker) applyWiki(ctx context.Context, ids []int64, res []wikiResult, s
 		case confirm && wasMissing:
 			retry = dropID(retry, id)
 			confirmed = append(confirmed, id)
+		case w.shared():
+			// Another user may read the page (see Shared).
+			retry, missing = dropID(retry, id), dropID(missing, id)
 		default:
 			retry, missing = dropID(retry, id), addID(missing, id)
 			if !wasMissing {
@@ -225,29 +228,57 @@ func (w *Worker) recheckMarkedWiki(ctx context.Context, r *run, st *store.SyncSt
 // requests. A failed id is neither a page nor a miss: it is marked for
 // the next sync and the run goes on, until wikiOutageRun failures in a
 // row end the probe with the last of them.
+//
+// A shared store's full probe skips the pages some user's crawl found,
+// counting them as pages: the run past them is as long as the user's own
+// deep probe would make it, and no id that may hold a page only this
+// user reads goes unasked. (Whether a user reads a wiki is per project,
+// and a project whose pages no user found could be this user's; so only
+// the found ids can be skipped, and the probe costs about what the
+// user's own store's would.)
 func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr *KindReport, next int64, runLen, missRun int, minEnd int64, full bool) error {
 	probed, failRun := 0, 0
 	var lastErr error
+	// A shared store's full probe asks only for the ids no user found:
+	// the known pages are re-read round-robin like any (recheckWiki).
+	var known []int64
+	if w.shared() && full {
+		var err error
+		if known, err = w.st.IDs(kind.WikiPage); err != nil {
+			return fmt.Errorf("read wiki page ids: %w", err)
+		}
+	}
 	for runLen < missRun || next <= minEnd {
 		n := max(missRun-runLen, 1)
 		if next <= minEnd {
 			n = max(n, int(min(minEnd-next+1, maxProbeBatch)))
 		}
 		n = min(n, maxProbeBatch)
-		ids := make([]int64, n)
-		for i := range ids {
-			ids[i] = next + int64(i)
+		ids := make([]int64, 0, n)
+		for i := range n {
+			id := next + int64(i)
+			if _, ok := slices.BinarySearch(known, id); ok {
+				continue
+			}
+			ids = append(ids, id)
 		}
 		res, err := w.fetchWiki(ctx, r, ids)
 		if err != nil {
 			return err
 		}
-		for i := range ids {
+		got := map[int64]wikiResult{}
+		for i, id := range ids {
+			got[id] = res[i]
+		}
+		for id := next; id < next+int64(n); id++ {
+			res, asked := got[id]
 			switch {
-			case res[i].err != nil:
+			case !asked: // known: a page
+				runLen, failRun = 0, 0
+			case res.err != nil:
 				failRun++
-				lastErr = res[i].err
-			case res[i].found:
+				lastErr = res.err
+			case res.found:
 				runLen, failRun = 0, 0
 			default:
 				runLen++

@@ -154,6 +154,41 @@ type Options struct {
 	// Progress, if set, is called as items of a kind are processed. total
 	// is -1 when unknown (wiki probing).
 	Progress func(k kind.Kind, done, total int)
+	// Shared, if set, makes the worker one of several that crawl into a
+	// store shared by every user of an instance (see Shared).
+	Shared *Shared
+}
+
+// Shared configures a worker that crawls, with one user's key, into a
+// store and index shared by every user of the instance; package access
+// decides what each user sees of them. Content any user's crawl brought
+// is not fetched again while unchanged.
+//
+// Such a crawl deletes nothing: an item missing from this user's
+// listings, or answering 404 to this user's key, may be one that another
+// user sees. What a user no longer sees leaves their view (access);
+// deletion from the shared store is not done yet, so an item deleted
+// upstream stays stored, invisible to everyone, until the store is
+// rebuilt.
+type Shared struct {
+	// Owner is the user whose key the worker uses; the store keeps the
+	// user's sync state under this id.
+	Owner int64
+	// Commits serialises the commits of every worker of the shared store
+	// (the pending-index marker is one per store); nil: the worker's own.
+	Commits *gosync.Mutex
+	// ReadsInternal reports whether the user reads the internal comments
+	// of a project, as their latest view knows (package access), and
+	// whether it knows (nil: nowhere known).
+	//
+	// What a user who does not read them fetched says nothing of internal
+	// comments, so the store records which work packages' activities a
+	// reader fetched (store.WriteTx.SetFetchedByReader). A crawl by a
+	// non-reader keeps the internal comments stored before; a reader, or
+	// a user whose status is unknown, fetches again the activities of
+	// listed work packages no reader fetched. A crawl that finds an
+	// internal comment in a project knows its user reads them there.
+	ReadsInternal func(project int64) (reads, known bool)
 }
 
 func (o Options) withDefaults() Options {
@@ -224,6 +259,18 @@ type Worker struct {
 	lim *limiter
 
 	running gosync.Mutex
+	// commits is commitMu, or the lock every worker of a shared store
+	// holds (Shared.Commits).
+	commits *gosync.Mutex
+
+	// readersMu guards what a sync of a shared store learned about
+	// internal comments: the projects where an answer showed this user
+	// one (readers), and the work packages whose activities it stored
+	// without knowing yet that its user reads them (unflagged, by
+	// project), which the end of the work package pass marks.
+	readersMu gosync.Mutex
+	readers   map[int64]bool
+	unflagged map[int64][]int64
 	// commitMu serialises commits. A sync holds running for minutes, so a
 	// refresh after a write (RefreshWorkPackage) does not wait for it;
 	// instead every commit, the sync's and the refresh's, runs alone, which
@@ -240,8 +287,25 @@ func NewWorker(api API, st *store.Store, idx Index, opts Options) *Worker {
 		lim = newLimiter(opts.Concurrency, opts.Concurrency, opts.Concurrency)
 	}
 	lim.busy, lim.busyLimit = opts.Busy, opts.BusyConcurrency
-	return &Worker{api: api, st: st, idx: idx, opts: opts, lim: lim, log: opts.Logger.With("subsystem", "sync")}
+	w := &Worker{api: api, st: st, idx: idx, opts: opts, lim: lim, log: opts.Logger.With("subsystem", "sync")}
+	w.commits = &w.commitMu
+	if opts.Shared != nil && opts.Shared.Commits != nil {
+		w.commits = opts.Shared.Commits
+	}
+	return w
 }
+
+// owner is the user whose sync state the worker keeps: 0 in a user's own
+// store, Shared.Owner in a shared one.
+func (w *Worker) owner() int64 {
+	if w.opts.Shared == nil {
+		return 0
+	}
+	return w.opts.Shared.Owner
+}
+
+// shared reports whether the worker crawls into a shared store.
+func (w *Worker) shared() bool { return w.opts.Shared != nil }
 
 // Report summarises one sync.
 type Report struct {
@@ -359,11 +423,11 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 // runKind wraps one kind's sync with its bookkeeping: LastStarted before,
 // LastFinished, LastSuccess, LastError and ItemsSeen after.
 func (w *Worker) runKind(ctx context.Context, r *run, k kind.Kind, kr *KindReport, fn func(context.Context, *run, *store.SyncState, *KindReport) error) error {
-	st, err := w.st.SyncState(k)
+	st, err := w.st.SyncStateOf(w.owner(), k)
 	if err != nil {
 		return fmt.Errorf("read sync state: %w", err)
 	}
-	st.Kind = k
+	st.Kind, st.Owner = k, w.owner()
 	st.LastStarted = w.opts.Now()
 	if err := w.saveState(ctx, st); err != nil {
 		return err
@@ -421,8 +485,8 @@ const pendingKey = "sync.pending_index"
 // store, so de-duplication against the store never hides a document the
 // index lacks, and the cursor never moves before the index has the data.
 func (w *Worker) commit(ctx context.Context, write func(*store.WriteTx) error, docs []indexer.Document, dels []string, st *store.SyncState) error {
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
+	w.commits.Lock()
+	defer w.commits.Unlock()
 	return w.commitLocked(ctx, write, docs, dels, st)
 }
 

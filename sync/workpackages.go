@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -102,11 +103,16 @@ func (w *Worker) syncWorkPackages(ctx context.Context, r *run, st *store.SyncSta
 	if err != nil {
 		return fmt.Errorf("list work packages: %w", err)
 	}
+	if w.shared() {
+		if err := w.markReaders(ctx); err != nil {
+			return fmt.Errorf("mark activities fetched by a reader: %w", err)
+		}
+	}
 	st.Complete = true
 	if !drifted {
 		st.Cursor = maxSeen
 	}
-	if full && !drifted {
+	if full && !drifted && !w.shared() {
 		// A full pass is an id listing too: whatever the store holds that
 		// the pass did not list was deleted (or hidden) meanwhile.
 		if err := w.deleteMissingWorkPackages(ctx, r, seen, kr); err != nil {
@@ -183,7 +189,51 @@ func (w *Worker) fetchWorkPackagePage(ctx context.Context, r *run, items []openp
 	}
 	acts, failed, err := fetchEach(ctx, w.lim, "activities of work package", ids, r.api.Activities)
 	p := &wpPage{wps: changed, acts: acts, failed: failed}
+	if w.shared() && err == nil {
+		w.readersMu.Lock()
+		for i, wp := range changed {
+			if failed[i] == nil && hasInternal(acts[i]) {
+				if w.readers == nil {
+					w.readers = map[int64]bool{}
+				}
+				w.readers[wp.Project.ID] = true
+			}
+		}
+		w.readersMu.Unlock()
+	}
 	return p, err
+}
+
+// markReaders records, at the end of a shared store's work package
+// pass, that the activities stored before this sync learned its user
+// reads internal comments in their project were fetched by a reader.
+func (w *Worker) markReaders(ctx context.Context) error {
+	w.readersMu.Lock()
+	var ids []int64
+	for p, l := range w.unflagged {
+		if w.readers[p] {
+			ids = append(ids, l...)
+		}
+	}
+	w.readers, w.unflagged = nil, nil
+	w.readersMu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	return w.commit(ctx, func(tx *store.WriteTx) error {
+		for _, id := range ids {
+			if _, found, err := tx.WorkPackage(id); err != nil || !found {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			if err := tx.SetFetchedByReader(id, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil, nil, nil)
 }
 
 // commitPage stores and indexes p, fetched by fetchWorkPackagePage. A
@@ -192,8 +242,8 @@ func (w *Worker) fetchWorkPackagePage(ctx context.Context, r *run, items []openp
 // can slip in between it and the write, and an older listing never
 // replaces what the caller just wrote.
 func (w *Worker) commitPage(ctx context.Context, p *wpPage, kr *KindReport, st *store.SyncState) error {
-	w.commitMu.Lock()
-	defer w.commitMu.Unlock()
+	w.commits.Lock()
+	defer w.commits.Unlock()
 	if err := w.checkStored(ctx, p); err != nil {
 		return err
 	}
@@ -231,6 +281,9 @@ type wpPage struct {
 	failed []error
 	// newer is set where the store holds a newer copy than the listing's.
 	newer []bool
+	// byReader is set, in a shared store, where the activities were
+	// fetched by a user known to read internal comments there.
+	byReader []bool
 }
 
 // changedWorkPackages returns the work packages of items that are new,
@@ -244,7 +297,8 @@ func (w *Worker) changedWorkPackages(ctx context.Context, items []openproject.Wo
 				return err
 			}
 			_, marked := slices.BinarySearch(retry, wp.ID)
-			if found && !marked && old.LockVersion == wp.LockVersion && old.UpdatedAt.Equal(wp.UpdatedAt) {
+			if found && !marked && old.LockVersion == wp.LockVersion && old.UpdatedAt.Equal(wp.UpdatedAt) &&
+				!w.refetchForInternal(tx, wp) {
 				continue
 			}
 			changed = append(changed, wp)
@@ -260,6 +314,13 @@ func (w *Worker) changedWorkPackages(ctx context.Context, items []openproject.Wo
 // before, so its document keeps those comments.
 func (w *Worker) checkStored(ctx context.Context, p *wpPage) error {
 	p.newer = make([]bool, len(p.wps))
+	p.byReader = make([]bool, len(p.wps))
+	for i, wp := range p.wps {
+		if w.shared() && p.failed[i] == nil {
+			reads, known := w.readsInternal(wp.Project.ID)
+			p.byReader[i] = hasInternal(p.acts[i]) || reads && known
+		}
+	}
 	return w.st.View(ctx, func(tx *store.ReadTx) error {
 		for i, wp := range p.wps {
 			old, found, err := tx.WorkPackage(wp.ID)
@@ -277,10 +338,79 @@ func (w *Worker) checkStored(ctx context.Context, p *wpPage) error {
 					return err
 				}
 				p.acts[i] = a
+			} else if !p.newer[i] && w.keepsInternal(wp.Project.ID, p.acts[i]) {
+				a, _, err := tx.Activities(wp.ID)
+				if err != nil {
+					return err
+				}
+				p.acts[i] = withInternal(p.acts[i], a)
 			}
 		}
 		return nil
 	})
+}
+
+// readsInternal reports whether the worker's user reads project p's
+// internal comments, and whether that is known: from their view
+// (Shared.ReadsInternal) or from this sync's answers, which showed one.
+func (w *Worker) readsInternal(p int64) (reads, known bool) {
+	w.readersMu.Lock()
+	found := w.readers[p]
+	w.readersMu.Unlock()
+	if found {
+		return true, true
+	}
+	if w.opts.Shared == nil || w.opts.Shared.ReadsInternal == nil {
+		return false, false
+	}
+	return w.opts.Shared.ReadsInternal(p)
+}
+
+// refetchForInternal reports whether a shared store's work package wp,
+// stored as listed, needs its activities fetched again by this user:
+// no reader of internal comments fetched them, and this user is one or
+// may be.
+func (w *Worker) refetchForInternal(tx *store.ReadTx, wp openproject.WorkPackage) bool {
+	if !w.shared() || tx.FetchedByReader(wp.ID) {
+		return false
+	}
+	reads, known := w.readsInternal(wp.Project.ID)
+	return reads || !known
+}
+
+// keepsInternal reports whether a crawl of a shared store must keep the
+// stored internal comments of a work package of project p whose fetched
+// activities (acts) show none: unless its user is known to read them
+// there, the answer cannot tell.
+func (w *Worker) keepsInternal(p int64, acts []openproject.Activity) bool {
+	if !w.shared() || hasInternal(acts) {
+		return false
+	}
+	reads, known := w.readsInternal(p)
+	return !(reads && known)
+}
+
+func hasInternal(acts []openproject.Activity) bool {
+	return slices.ContainsFunc(acts, func(a openproject.Activity) bool { return a.Internal })
+}
+
+// withInternal returns fetched with the internal activities of stored
+// that fetched lacks, in id order: what a user who cannot read internal
+// comments fetched, completed with what one who could stored before.
+func withInternal(fetched, stored []openproject.Activity) []openproject.Activity {
+	out := fetched
+	for _, a := range stored {
+		if a.Internal && !slices.ContainsFunc(fetched, func(b openproject.Activity) bool { return b.ID == a.ID }) {
+			if len(out) == len(fetched) {
+				out = slices.Clone(fetched)
+			}
+			out = append(out, a)
+		}
+	}
+	if len(out) > len(fetched) {
+		slices.SortStableFunc(out, func(a, b openproject.Activity) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	return out
 }
 
 // commitWorkPackagePage writes p, except where the store is newer, with
@@ -301,23 +431,44 @@ func (w *Worker) commitWorkPackagePage(ctx context.Context, p *wpPage, kr *KindR
 			if err := tx.PutActivities(wp.ID, p.acts[i]); err != nil {
 				return err
 			}
+			if w.shared() {
+				if err := tx.SetFetchedByReader(wp.ID, p.byReader[i]); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	}
+	if w.shared() {
+		w.readersMu.Lock()
+		for i, wp := range p.wps {
+			if !p.newer[i] && p.failed[i] == nil && !p.byReader[i] {
+				if w.unflagged == nil {
+					w.unflagged = map[int64][]int64{}
+				}
+				w.unflagged[wp.Project.ID] = append(w.unflagged[wp.Project.ID], wp.ID)
+			}
+		}
+		w.readersMu.Unlock()
+	}
 	var docs []indexer.Document
+	var stale []string
+	updated := 0
 	for i, wp := range p.wps {
 		if !p.newer[i] {
-			docs = append(docs, workPackageDoc(wp, p.acts[i]))
+			d, s := workPackageDocs(wp, p.acts[i], w.shared())
+			docs, stale = append(docs, d...), append(stale, s...)
+			updated++
 		}
 	}
 	retry, marked := w.markWorkPackages(st.Retry, p)
 	prev := st.Retry
 	st.Retry = retry
-	if err := w.commitLocked(ctx, write, docs, nil, st); err != nil {
+	if err := w.commitLocked(ctx, write, docs, stale, st); err != nil {
 		st.Retry = prev
 		return err
 	}
-	kr.Updated += len(docs)
+	kr.Updated += updated
 	kr.Retry += marked
 	return nil
 }
@@ -346,7 +497,7 @@ func (w *Worker) markWorkPackages(retry []int64, p *wpPage) ([]int64, int) {
 // the work packages: activities are fetched only for work packages whose
 // updatedAt or lockVersion moved.
 func (w *Worker) activityState(ctx context.Context, fetched int, runErr error) {
-	st, err := w.st.SyncState(kind.Activity)
+	st, err := w.st.SyncStateOf(w.owner(), kind.Activity)
 	if err != nil {
 		return
 	}
@@ -373,6 +524,11 @@ func (w *Worker) activityState(ctx context.Context, fetched int, runErr error) {
 // FullListingEvery, it lists all ids (select=total,elements/id) and diffs
 // them with the store.
 func (w *Worker) reconcileWorkPackages(ctx context.Context, r *run, st *store.SyncState, kr *KindReport) error {
+	if w.shared() {
+		// The store's count is everyone's, and what this user does not
+		// list may be another's (see Shared).
+		return nil
+	}
 	idOnly := []string{"total", "elements/id"}
 	if w.opts.Now().Sub(st.LastFullListing) < w.opts.FullListingEvery {
 		p, err := r.api.ListWorkPackages(ctx, openproject.ListOptions{

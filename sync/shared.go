@@ -1,0 +1,96 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/opsearch/opsearch/store"
+)
+
+// SharedDirName is the directory, beside the users' own, of the store and
+// index every user of an instance shares: <dataDir>/<instance>/shared.
+const SharedDirName = "shared"
+
+// SharedDir returns the shared store's directory for the instance at
+// baseURL (see SharedDirName). It creates nothing.
+func SharedDir(dataDir, baseURL string) (string, error) {
+	if dataDir == "" {
+		return "", fmt.Errorf("shared dir: empty data dir")
+	}
+	inst, err := store.InstanceName(baseURL)
+	if err != nil {
+		return "", fmt.Errorf("shared dir: %w", err)
+	}
+	return filepath.Join(dataDir, inst, SharedDirName), nil
+}
+
+// OpenShared opens (creating) the store and index every user of the
+// instance at baseURL shares, without any API request: each user's crawl
+// writes into them through a worker of SharedWorker, and package access
+// decides what each user sees. The returned User has no Worker and no
+// user: its Identity is the instance's, with Shared set.
+//
+// An index that does not reflect the store is rebuilt from the store
+// before OpenShared returns (opts.RebuildProgress reports it), while no
+// crawl can write yet.
+func OpenShared(ctx context.Context, dataDir, baseURL string, opts UserOptions) (*User, error) {
+	dir, err := SharedDir(dataDir, baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("open shared store: %w", err)
+	}
+	inst, err := store.InstanceName(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("open shared store: %w", err)
+	}
+	u, err := openDir(dir, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	defer close(u.done)
+	have, found, err := u.Store.Identity()
+	if err != nil {
+		u.closeFiles()
+		return nil, fmt.Errorf("read identity: %w", err)
+	}
+	want := store.Identity{BaseURL: baseURL, Instance: inst, Shared: true}
+	if found && (have.Instance != want.Instance || have.UserID != 0 || !have.Shared) {
+		u.closeFiles()
+		return nil, &IdentityMismatchError{Dir: dir, Stored: have, Want: want}
+	}
+	if !found || have != want {
+		if err := u.Store.SetIdentity(want); err != nil {
+			u.closeFiles()
+			return nil, fmt.Errorf("record identity: %w", err)
+		}
+	}
+	u.Identity = want
+	reason, err := u.check(ctx)
+	if err == nil && reason != "" {
+		err = u.rebuild(ctx, reason, opts.RebuildProgress)
+	}
+	if err != nil {
+		u.closeFiles()
+		return nil, err
+	}
+	return u, nil
+}
+
+// SharedWorker returns a worker that crawls into u, a store OpenShared
+// opened, with the key of user owner (api must be authenticated as that
+// user). Every worker of u serialises its commits on u's lock. The caller
+// runs one worker per user and keeps ReadsInternal in step with the
+// user's view (see Shared).
+func (u *User) SharedWorker(api API, owner int64, readsInternal func(project int64) (reads, known bool), opts Options) (*Worker, error) {
+	if !u.Identity.Shared {
+		return nil, fmt.Errorf("shared worker: %s is a user's own store", u.Dir)
+	}
+	if owner <= 0 {
+		return nil, fmt.Errorf("shared worker: invalid user id %d", owner)
+	}
+	opts.Shared = &Shared{Owner: owner, Commits: &u.sharedCommits, ReadsInternal: readsInternal}
+	if opts.Logger == nil {
+		opts.Logger = u.log
+	}
+	return NewWorker(api, u.Store, u.Index, opts), nil
+}
