@@ -130,6 +130,14 @@ type Hit struct {
 	Fragments map[string][]string `json:"fragments,omitempty"`
 }
 
+// DocID is the id of the document h hit: its ID, or the public twin's.
+func (h Hit) DocID() string {
+	if h.Public {
+		return PublicDocID(h.EntityID)
+	}
+	return h.ID
+}
+
 // Result is a page of hits.
 type Result struct {
 	Total uint64        `json:"total"`

@@ -132,9 +132,9 @@ func (p *Plan) cover(ctx context.Context, r index.IndexReader, hits []Hit) error
 	}
 	docs := make([]doc, 0, len(hits))
 	for i, h := range hits {
-		id, err := r.InternalID(h.ID)
+		id, err := r.InternalID(h.DocID())
 		if err != nil {
-			return fmt.Errorf("look up %s: %w", h.ID, err)
+			return fmt.Errorf("look up %s: %w", h.DocID(), err)
 		}
 		if id != nil {
 			docs = append(docs, doc{id, i})

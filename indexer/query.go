@@ -87,13 +87,7 @@ func expandPrefix(r index.IndexReader, field, prefix string) []string {
 	// by segment layout. Each term is counted from its postings, which
 	// an unrestricted reader answers from their header.
 	var terms []string
-	for range maxPrefixScan {
-		e, err := d.Next()
-		if err != nil || e == nil {
-			break
-		}
-		terms = append(terms, e.Term)
-	}
+	scanDict(r, field, d, func(e *index.DictEntry) { terms = append(terms, e.Term) })
 	if vr, ok := r.(*visibleReader); ok {
 		bounds := make([]uint64, len(terms))
 		for i, t := range terms {
@@ -158,16 +152,12 @@ func fuzzyVariants(r index.IndexReader, field, t string, n int) []variant {
 	}
 	defer func() { _ = d.Close() }()
 	var all []variant
-	for range maxPrefixScan {
-		e, err := d.Next()
-		if err != nil || e == nil {
-			break
-		}
+	scanDict(r, field, d, func(e *index.DictEntry) {
 		if e.Term != t {
 			dist := cmp.Or(int(e.EditDistance), 1) // not reported: assume one edit
 			all = append(all, variant{term: e.Term, dist: dist})
 		}
-	}
+	})
 	// Closest first; among equally close, the most frequent. The fuzzy
 	// dictionary reports no counts (DictEntry.Count is 0), so document
 	// frequencies are looked up, for the closest few only.
@@ -196,6 +186,34 @@ func fuzzyVariants(r index.IndexReader, field, t string, n int) []variant {
 		return strings.Compare(a.term, b.term)
 	})
 	return all[:min(len(all), maxFuzzyTerms)]
+}
+
+// maxVisibleScan bounds the dictionary entries scanDict reads under a
+// Visibility, where entries only invisible documents hold do not count.
+const maxVisibleScan = 64 * maxPrefixScan
+
+// scanDict passes keep the first maxPrefixScan entries of d. Under a
+// Visibility (r a *visibleReader) it skips the entries no visible
+// document holds, which an index of the visible documents alone would
+// not have, so the entries kept are that index's first maxPrefixScan;
+// it reads at most maxVisibleScan entries.
+func scanDict(r index.IndexReader, field string, d index.FieldDict, keep func(*index.DictEntry)) {
+	vr, restricted := r.(*visibleReader)
+	for kept, read := 0, 0; kept < maxPrefixScan && read < maxVisibleScan; read++ {
+		e, err := d.Next()
+		if err != nil || e == nil {
+			return
+		}
+		if !restricted {
+			keep(e)
+			kept++
+			continue
+		}
+		if termDF(vr, field, e.Term) > 0 {
+			keep(e)
+			kept++
+		}
+	}
 }
 
 // tfidfIDF is bleve's tf-idf inverse document frequency.

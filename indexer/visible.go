@@ -426,7 +426,9 @@ func visibleTop(r index.IndexReader, field string, terms []string, n []uint64, k
 	}
 	var best []tc
 	for _, i := range order {
-		if len(best) >= k && best[k-1].n >= n[i] {
+		// A term whose bound ties the k-th best may still tie its count
+		// and win on the text, as in an index of the visible documents.
+		if len(best) >= k && best[k-1].n > n[i] {
 			break
 		}
 		if c := termDF(r, field, terms[i]); c > 0 {

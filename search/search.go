@@ -509,10 +509,7 @@ func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate,
 	err := e.st.View(ctx, func(tx *store.ReadTx) error {
 		gen := tx.Generation()
 		for _, h := range hits {
-			key := h.ID
-			if h.Public {
-				key = indexer.PublicDocID(h.EntityID)
-			}
+			key := h.DocID()
 			if l, ok := e.cache.get(gen, key); ok {
 				out = append(out, &candidate{hit: h, loaded: l})
 				continue
