@@ -79,6 +79,10 @@ type View struct {
 	// some is the listing of the work packages of projects the user
 	// sees some of.
 	some listing
+	// held is what the store held when the view was computed; Apply
+	// tells documents that entered a project since by it. It is shared
+	// and never written.
+	held *Holdings
 }
 
 // grant is what a user sees of one project wholesale: its project
@@ -140,7 +144,7 @@ func Compute(ctx context.Context, api API, held *Holdings, prev *View, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	v := &View{At: c.at, CheckedAt: c.at, projects: make(map[int64]grant, len(projects)), probes: map[int64]probe{}}
+	v := &View{At: c.at, CheckedAt: c.at, held: held, projects: make(map[int64]grant, len(projects)), probes: map[int64]probe{}}
 	for _, p := range projects {
 		v.projects[p] = grant{}
 	}

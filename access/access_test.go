@@ -263,12 +263,37 @@ func TestRevocation(t *testing.T) {
 	}
 }
 
-// TestEnteredHidesNewDocuments: a work package that entered a project
-// the view shows wholesale stays hidden until the next computation.
-func TestEnteredHidesNewDocuments(t *testing.T) {
-	srv, base := optesting.Start(t, opgen.Generate(mixed), optest.Options{})
-	_ = srv
-	shared := synced(t, base, optest.AdminKey)
+// visibleForms lists every document a search of idx restricted by vis
+// finds, naming a public twin by its own id (PublicDocID).
+func visibleForms(t testing.TB, idx *indexer.Bleve, vis *indexer.Visibility) []string {
+	t.Helper()
+	res, err := idx.Search(t.Context(), indexer.SearchOptions{Size: 1000, Visible: vis})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, h := range res.Hits {
+		if h.Public {
+			ids = append(ids, indexer.PublicDocID(h.EntityID))
+		} else {
+			ids = append(ids, h.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestApply checks View.Apply on a shared index of the mixed set, from
+// alice's view: what another user's crawl brings into a project she sees
+// wholesale stays hidden until the next computation, what her own crawl
+// fetched shows at once, and a work package shows in the form its
+// internal comments call for.
+func TestApply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("syncs six users into a shared store")
+	}
+	_, base := optesting.Start(t, opgen.Generate(mixed), optest.Options{})
+	shared := sharedSynced(t, base, keys...)
 	held, err := access.HoldingsOf(t.Context(), shared.Store)
 	if err != nil {
 		t.Fatal(err)
@@ -277,31 +302,197 @@ func TestEnteredHidesNewDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const p = 1
-	wps := held.WorkPackages[p]
-	if len(wps) == 0 {
-		t.Fatal("test data: project 1 has no work packages")
+	before := visibleForms(t, shared.Index, v.Visibility)
+	sees := func(docs []string, id string) bool { _, ok := slices.BinarySearch(docs, id); return ok }
+	wp := func(id int64) string { return indexer.DocID(kind.WorkPackage, id) }
+	// Projects whose work packages alice sees all of, and one she sees
+	// none of.
+	var whole []int64
+	var hidden int64
+	for _, p := range slices.Sorted(maps.Keys(held.WorkPackages)) {
+		n := 0
+		for _, id := range held.WorkPackages[p] {
+			if sees(before, wp(id)) || sees(before, indexer.PublicDocID(id)) {
+				n++
+			}
+		}
+		switch n {
+		case len(held.WorkPackages[p]):
+			whole = append(whole, p)
+		case 0:
+			hidden = p
+		}
 	}
-	before := allDocs(t, shared.Index, v.Visibility)
-	doc := indexer.DocID(kind.WorkPackage, wps[0])
-	if !slices.Contains(before, doc) {
-		t.Fatalf("test data: alice does not see %s", doc)
+	if len(whole) < 2 || hidden == 0 {
+		t.Fatalf("test data: alice sees %v wholesale, none of %d", whole, hidden)
 	}
-	w := v.Entered(p, kind.WorkPackage, wps[0])
-	if w == v {
-		t.Fatal("Entered returned the same view for a project shown wholesale")
+
+	// A change that moves nothing leaves the view as it is.
+	p, q := whole[0], whole[1]
+	mine := held.WorkPackages[p][0]
+	if w := v.Apply([]access.Change{{Kind: kind.WorkPackage, ID: mine, Project: p}}, false); w != v {
+		t.Error("an update of a work package alice sees made a new view")
 	}
-	after := allDocs(t, shared.Index, w.Visibility)
-	if slices.Contains(after, doc) || len(after) != len(before)-1 {
-		t.Errorf("after Entered: %d documents (before %d), %s visible: %v", len(after), len(before), doc, slices.Contains(after, doc))
+
+	// Another user's crawl moves one of p's work packages into q: it
+	// entered q, and stays hidden until the next computation.
+	if !sees(before, wp(mine)) {
+		t.Fatalf("test data: alice does not see %s whole", wp(mine))
 	}
-	if got := allDocs(t, shared.Index, v.Visibility); !slices.Equal(got, before) {
-		t.Error("Entered changed the view it was called on")
+	w := v.Apply([]access.Change{{Kind: kind.WorkPackage, ID: mine, Project: q}}, false)
+	if after := visibleForms(t, shared.Index, w.Visibility); sees(after, wp(mine)) || len(after) != len(before)-1 {
+		t.Errorf("a work package that entered project %d: %d documents (before %d), visible %v", q, len(after), len(before), sees(after, wp(mine)))
 	}
-	// A project the view does not show wholesale: nothing to hide.
-	if v.Entered(9999, kind.WorkPackage, 1) != v {
-		t.Error("Entered made a new view for a project the user does not see")
+	if got := visibleForms(t, shared.Index, v.Visibility); !slices.Equal(got, before) {
+		t.Error("Apply changed the view it was called on")
 	}
+
+	// Her own crawl fetched a work package of a project she does not
+	// see (shared with her since): it shows at once.
+	theirs := held.WorkPackages[hidden][0]
+	if sees(before, wp(theirs)) {
+		t.Fatal("test data: alice sees a work package of a project she sees none of")
+	}
+	w = v.Apply([]access.Change{{Kind: kind.WorkPackage, ID: theirs, Project: hidden}}, true)
+	if after := visibleForms(t, shared.Index, w.Visibility); !sees(after, wp(theirs)) || len(after) != len(before)+1 {
+		t.Errorf("a work package alice fetched: %d documents (before %d), visible %v", len(after), len(before), sees(after, wp(theirs)))
+	}
+	// Fetched by another user, the same stays hidden.
+	if w := v.Apply([]access.Change{{Kind: kind.WorkPackage, ID: theirs, Project: hidden}}, false); w != v {
+		t.Error("another user's work package in a project alice does not see made a new view")
+	}
+
+	// A work package of p gaining internal comments: alice, who does not
+	// read them there, sees its public twin from now on.
+	p, mine = 0, 0
+	for _, pp := range whole {
+		if reads, _ := v.ReadsInternal(pp); !reads && p == 0 {
+			p, mine = pp, held.WorkPackages[pp][0]
+		}
+	}
+	if p == 0 {
+		t.Fatalf("test data: alice reads internal comments in every project she sees wholesale")
+	}
+	w = v.Apply([]access.Change{{Kind: kind.WorkPackage, ID: mine, Project: p, Twin: true}}, false)
+	if slices.Contains(w.Visibility.Except, wp(mine)) == false || slices.Contains(w.Visibility.Except, indexer.PublicDocID(mine)) {
+		t.Errorf("after internal comments: except %v, want %s hidden and its twin not", w.Visibility.Except, wp(mine))
+	}
+	// And one losing its internal comments shows whole again.
+	// Someone who sees a work package's public twin only.
+	var twin int64
+	var tv *access.View
+	var tdocs []string
+	for _, key := range keys {
+		kv, err := access.Compute(t.Context(), client(t, base, key), held, nil, access.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kdocs := visibleForms(t, shared.Index, kv.Visibility)
+		for pp, ids := range held.Internal {
+			for _, id := range ids {
+				if sees(kdocs, indexer.PublicDocID(id)) && !sees(kdocs, wp(id)) {
+					p, twin, tv, tdocs = pp, id, kv, kdocs
+				}
+			}
+		}
+		if twin != 0 {
+			break
+		}
+	}
+	if twin == 0 {
+		t.Fatal("test data: nobody sees a public twin")
+	}
+	w = tv.Apply([]access.Change{{Kind: kind.WorkPackage, ID: twin, Project: p}}, false)
+	if after := visibleForms(t, shared.Index, w.Visibility); !sees(after, wp(twin)) || len(after) != len(tdocs)+1 {
+		t.Errorf("%s lost its internal comments but stays hidden", wp(twin))
+	}
+
+	// A meeting another user's crawl brought into p: hidden if alice
+	// sees p's meetings wholesale.
+	if ms := held.Meetings[hidden]; len(ms) > 0 {
+		m := indexer.DocID(kind.Meeting, ms[0])
+		w = v.Apply([]access.Change{{Kind: kind.Meeting, ID: ms[0], Project: hidden}}, true)
+		if after := visibleForms(t, shared.Index, w.Visibility); !sees(after, m) {
+			t.Errorf("a meeting alice fetched is not visible")
+		}
+	}
+}
+
+// TestTrackerReplaysBatchesDuringRefresh: a batch indexed while a
+// refresh computes is applied to the new view too, so a refresh that
+// read holdings before the batch cannot show what the batch hid.
+func TestTrackerReplaysBatchesDuringRefresh(t *testing.T) {
+	if testing.Short() {
+		t.Skip("syncs a shared store")
+	}
+	_, base := optesting.Start(t, opgen.Generate(mixed), optest.Options{})
+	shared := sharedSynced(t, base, optest.AliceKey)
+	cache := access.NewHoldingsCache(shared.Store)
+	held, err := cache.Get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := cache.Get(t.Context()); again != held {
+		t.Error("holdings read again without a commit in between")
+	}
+	var p, q int64
+	for _, pp := range slices.Sorted(maps.Keys(held.WorkPackages)) {
+		if p == 0 {
+			p = pp
+		} else if q == 0 {
+			q = pp
+		}
+	}
+	moved := held.WorkPackages[p][0]
+	api := &hookAPI{API: client(t, base, optest.AliceKey)}
+	tr := access.NewTracker(api, cache, 0, access.Options{})
+	if tr.View() != nil || tr.Visibility() != nil {
+		t.Fatal("a tracker has a view before its first refresh")
+	}
+	if _, err := tr.Refresh(t.Context(), true); err != nil {
+		t.Fatal(err)
+	}
+	first := tr.View()
+	if !slices.Contains(allDocs(t, shared.Index, first.Visibility), indexer.DocID(kind.WorkPackage, moved)) {
+		t.Fatalf("test data: alice does not see %d", moved)
+	}
+	// While the next refresh lists projects, another crawl moves the
+	// work package into q.
+	api.onProjects = func() {
+		tr.Indexing([]access.Change{{Kind: kind.WorkPackage, ID: moved, Project: q}}, false)
+	}
+	v, err := tr.Refresh(t.Context(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != tr.View() {
+		t.Error("Refresh returned another view than it published")
+	}
+	if !slices.Contains(v.Visibility.Except, indexer.DocID(kind.WorkPackage, moved)) {
+		t.Errorf("the batch indexed during the refresh was not applied to its view: except %v", v.Visibility.Except)
+	}
+	// A failed refresh keeps the view and says why.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := tr.Refresh(ctx, false); err == nil {
+		t.Error("a refresh with a cancelled context succeeded")
+	}
+	if tr.View() != v {
+		t.Error("a failed refresh replaced the view")
+	}
+}
+
+// hookAPI calls onProjects before listing projects.
+type hookAPI struct {
+	access.API
+	onProjects func()
+}
+
+func (h *hookAPI) ListProjects(ctx context.Context, o openproject.ListOptions) (openproject.Page[openproject.Project], error) {
+	if h.onProjects != nil {
+		h.onProjects()
+	}
+	return h.API.ListProjects(ctx, o)
 }
 
 // TestComputeFailsWhole: an upstream failure fails the computation, and

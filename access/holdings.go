@@ -3,6 +3,7 @@ package access
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/opsearch/opsearch/indexer"
@@ -68,32 +69,141 @@ func HoldingsOf(ctx context.Context, st *store.Store) (*Holdings, error) {
 	return h, nil
 }
 
-// Entered returns the view to search with after documents of kind k
-// entered project p in the store since v was computed: v itself unless
-// it shows all of p's documents of that kind, else a copy that hides
-// these until the next Compute decides. A project whose work packages
-// are all shared with the user one by one has the counts of one whose
-// work packages the user may all read, and only the next computation
-// tells a new one apart.
-func (v *View) Entered(p int64, k kind.Kind, ids ...int64) *View {
-	g, ok := v.projects[p]
-	if !ok || len(ids) == 0 {
-		return v
+// Apply returns the view to search with once batch, the changes of
+// documents about to be indexed in the shared index (ChangesOf), are in it: v itself when they change
+// nothing v shows, else a copy. fetched says whether the view's own user
+// fetched them, with their key: they see those (and internal comments
+// only where the view says they read them). Documents another user's
+// crawl brought are hidden when they entered a project or kind v shows
+// wholesale, until the next Compute decides: a project whose work
+// packages are all shared with the user one by one has the counts of
+// one they may read entirely. Documents v already shows stay shown,
+// in the form (whole, or public twin) their internal comments now call
+// for, so a comment turning internal never shows to a user who may not
+// read it.
+//
+// Apply must see a batch before the index does, or a search in between
+// may show what it would hide.
+func (v *View) Apply(batch []Change, fetched bool) *View {
+	show, hide := setOf(v.Visibility.Docs), setOf(v.Visibility.Except)
+	changed := false
+	set := func(m map[string]bool, id string, on bool) {
+		if m[id] != on {
+			changed = true
+			if on {
+				m[id] = true
+			} else {
+				delete(m, id)
+			}
+		}
 	}
-	if !(k == kind.WorkPackage && g.workPackages || k == kind.WikiPage && g.wiki || k == kind.Meeting && g.meetings) {
+	// visible makes id visible (in a project shown wholesale by not
+	// hiding it, elsewhere by naming it) or hidden.
+	visible := func(id string, wholesale, on bool) {
+		set(hide, id, !on && wholesale)
+		set(show, id, on && !wholesale)
+	}
+	for _, it := range batch {
+		g := v.projects[it.Project]
+		switch it.Kind {
+		case kind.Project:
+			// A project's document is its own project's.
+			if _, member := v.projects[it.ID]; fetched && !member {
+				visible(indexer.DocID(kind.Project, it.ID), false, true)
+			}
+		case kind.WikiPage, kind.Meeting:
+			id := indexer.DocID(it.Kind, it.ID)
+			wholesale, held := g.wiki, v.held.WikiPages[it.Project]
+			if it.Kind == kind.Meeting {
+				wholesale, held = g.meetings, v.held.Meetings[it.Project]
+			}
+			switch {
+			case fetched:
+				visible(id, wholesale, true)
+			case wholesale && !contains(held, it.ID):
+				visible(id, true, false)
+			}
+		case kind.WorkPackage:
+			full, public := indexer.DocID(kind.WorkPackage, it.ID), indexer.PublicDocID(it.ID)
+			wholesale := g.workPackages
+			var seen bool
+			switch {
+			case fetched, show[full], show[public]:
+				seen = true
+			case wholesale:
+				seen = contains(v.held.WorkPackages[it.Project], it.ID)
+			default:
+				continue // nothing shows it
+			}
+			if !it.Twin {
+				// No public twin is indexed (or it is being deleted):
+				// nothing to show or hide of it.
+				set(show, public, false)
+				set(hide, public, false)
+				visible(full, wholesale, seen)
+				continue
+			}
+			want, other := full, public
+			if !contains(v.Internal, it.Project) {
+				want, other = public, full
+			}
+			visible(want, wholesale, seen)
+			visible(other, wholesale, false)
+		}
+	}
+	if !changed {
 		return v
 	}
 	w := *v
 	vis := *v.Visibility
-	vis.Except = slices.Clone(vis.Except)
-	for _, id := range ids {
-		vis.Except = append(vis.Except, indexer.DocID(k, id))
-		if k == kind.WorkPackage {
-			vis.Except = append(vis.Except, indexer.PublicDocID(id))
-		}
-	}
-	slices.Sort(vis.Except)
-	vis.Except = slices.Compact(vis.Except)
+	vis.Docs = slices.Sorted(maps.Keys(show))
+	vis.Except = slices.Sorted(maps.Keys(hide))
 	w.Visibility = &vis
 	return &w
+}
+
+func setOf(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// contains reports whether the ascending ids hold id.
+func contains(ids []int64, id int64) bool {
+	_, ok := slices.BinarySearch(ids, id)
+	return ok
+}
+
+// Change is what Apply needs to know of a document about to be indexed:
+// its entity, its project and, for a work package, whether it has a
+// public twin (stored internal comments).
+type Change struct {
+	Kind    kind.Kind
+	ID      int64
+	Project int64
+	Twin    bool
+}
+
+// ChangesOf returns the changes docs make, one per entity: a work
+// package's whole document and public twin are one change.
+func ChangesOf(docs []indexer.Document) []Change {
+	out := make([]Change, 0, len(docs))
+	at := map[string]int{}
+	for _, d := range docs {
+		full := indexer.DocID(d.Kind, d.EntityID)
+		i, ok := at[full]
+		if !ok {
+			i = len(out)
+			at[full] = i
+			out = append(out, Change{Kind: d.Kind, ID: d.EntityID})
+		}
+		if d.PublicTwin {
+			out[i].Twin = true
+		} else {
+			out[i].Project = d.ProjectID
+		}
+	}
+	return out
 }
