@@ -35,6 +35,24 @@ type Freshness struct {
 	// the answer comes from the index as of its last sync alone. The
 	// server fills it in: this package never talks to OpenProject.
 	Unreachable *Unreachable `json:"unreachable,omitempty"`
+	// Permissions, for an index every user of an instance shares, says
+	// how current what decides this user's share of it is. The server
+	// fills it in.
+	Permissions *Permissions `json:"permissions,omitempty"`
+}
+
+// Permissions describes the view of a shared index an answer came
+// through: what OpenProject said the user may see, and when.
+type Permissions struct {
+	// CheckedAt is when OpenProject was last asked the oldest answer the
+	// view rests on.
+	CheckedAt time.Time `json:"checkedAt"`
+	// Missing counts documents the user may see that the shared index
+	// does not hold yet (their crawl has not fetched them).
+	Missing int `json:"missing,omitempty"`
+	// LastError is why the view could not be computed again since; the
+	// older one answers meanwhile.
+	LastError string `json:"lastError,omitempty"`
 }
 
 // Unreachable describes an outage of OpenProject.

@@ -141,6 +141,15 @@ func New(st *store.Store, idx Index, opts Options) *Engine {
 	return e
 }
 
+// WithIndex returns an engine like e over another index of the same
+// store: an index restricted to another view of a shared one
+// (indexer.Restricted). The entities decoded by earlier searches are
+// shared, since they are the store's; counts and freshness are the new
+// index's.
+func (e *Engine) WithIndex(idx Index) *Engine {
+	return &Engine{st: e.st, idx: idx, opts: e.opts, cache: e.cache}
+}
+
 // Query is a search request.
 type Query struct {
 	Text  string

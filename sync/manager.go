@@ -90,6 +90,11 @@ type ManagerOptions[A Attachment] struct {
 	// what it returns is called when the user is stopped, before the
 	// attachment is closed.
 	OnOpen OnOpenFunc
+	// Shared, if set, serves every user from the instance's one shared
+	// store and index, each through their own view of it, instead of a
+	// store and index per user. OnOpen is not called for such users:
+	// the files are the instance's, not one user's.
+	Shared *SharedOptions
 	// Logger receives the manager's messages; nil discards.
 	Logger *slog.Logger
 	// Now is the clock of the caches and idle stops; nil means time.Now.
@@ -120,6 +125,10 @@ type Manager[A Attachment] struct {
 	keys      map[[sha256.Size]byte]keyEntry
 
 	up *UpstreamTracker
+
+	// shared is the instance's shared store (ManagerOptions.Shared), nil
+	// when every user has their own.
+	shared *sharedInstance
 
 	mu      gosync.Mutex
 	closed  bool
@@ -201,6 +210,18 @@ func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 	if _, err := NewScheduler(nil, SchedulerOptions{Spec: opts.Schedule}); err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
 	}
+	var shared *sharedInstance
+	if opts.Shared != nil {
+		so := *opts.Shared
+		if so.RefreshEvery <= 0 {
+			so.RefreshEvery = DefaultViewRefresh
+		}
+		opts.Shared = &so
+		var err error
+		if shared, err = openSharedInstance(context.Background(), opts.DataDir, opts.Shared, opts.UserOptions); err != nil {
+			return nil, fmt.Errorf("new manager: %w", err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager[A]{
 		opts: opts, log: opts.Logger.With("subsystem", "sync-manager"),
@@ -208,6 +229,7 @@ func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 		ctx:   ctx, cancel: cancel,
 		keys:    map[[sha256.Size]byte]keyEntry{},
 		entries: map[userKey]*entry[A]{},
+		shared:  shared,
 	}
 	m.released = gosync.NewCond(&m.mu)
 	if m.up = opts.Upstream; m.up == nil {
@@ -215,6 +237,10 @@ func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 	}
 	m.bg.Add(1)
 	go m.sweep()
+	if shared != nil {
+		m.bg.Add(1)
+		go m.refreshViews()
+	}
 	return m, nil
 }
 
@@ -331,6 +357,9 @@ func (m *Manager[A]) validate(key string, h [sha256.Size]byte) keyEntry {
 	}
 	m.keys[h] = ke
 	m.keyMu.Unlock()
+	if err == nil {
+		m.validated(identityOf(ke), key)
+	}
 	return ke
 }
 
@@ -486,7 +515,12 @@ func (m *Manager[A]) open(e *entry[A], key string, id Identity) {
 		return
 	}
 	ctx, cancel := context.WithCancel(m.ctx)
-	u, err := OpenUser(ctx, m.opts.DataDir, meUser{UserAPI: client, me: openproject.User{ID: id.UserID, Login: id.Login, Name: id.Name}}, m.opts.UserOptions)
+	var u *User
+	if m.shared != nil {
+		u, err = m.openShared(ctx, client, id)
+	} else {
+		u, err = OpenUser(ctx, m.opts.DataDir, meUser{UserAPI: client, me: openproject.User{ID: id.UserID, Login: id.Login, Name: id.Name}}, m.opts.UserOptions)
+	}
 	if err != nil {
 		cancel()
 		m.log.Error("cannot open user", "user_id", id.UserID, "error", err)
@@ -499,6 +533,10 @@ func (m *Manager[A]) open(e *entry[A], key string, id Identity) {
 		Spec: m.opts.Schedule, Logger: m.opts.Logger,
 		OnSync: func(rep Report, err error) {
 			m.up.observe(err, m.opts.Now())
+			if err == nil || !errors.Is(err, openproject.ErrUnauthenticated) {
+				// What the sync brought may change what the user sees.
+				m.refreshView(ctx, e, key)
+			}
 			e.att.RecordSync(rep, err)
 			if errors.Is(err, openproject.ErrUnauthenticated) {
 				// The worker's key was revoked: it must not keep syncing
@@ -524,7 +562,7 @@ func (m *Manager[A]) open(e *entry[A], key string, id Identity) {
 	}
 	e.sch = sch
 	e.closed = func() {}
-	if m.opts.OnOpen != nil {
+	if m.opts.OnOpen != nil && m.shared == nil {
 		if c := m.opts.OnOpen(u, syncNowOf(sch)); c != nil {
 			e.closed = c
 		}
@@ -673,6 +711,11 @@ func (m *Manager[A]) Close(ctx context.Context) error {
 		m.stops.Wait()
 		m.cancel()
 		m.bg.Wait()
+		if m.shared != nil {
+			if err := m.shared.user.Close(); err != nil {
+				m.log.Error("close the shared store", "error", err)
+			}
+		}
 	}()
 	select {
 	case <-done:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/store"
 )
 
@@ -82,13 +83,18 @@ func OpenShared(ctx context.Context, dataDir, baseURL string, opts UserOptions) 
 // runs one worker per user and keeps ReadsInternal in step with the
 // user's view (see Shared).
 func (u *User) SharedWorker(api API, owner int64, readsInternal func(project int64) (reads, known bool), opts Options) (*Worker, error) {
+	return u.sharedWorker(api, owner, readsInternal, nil, opts)
+}
+
+// sharedWorker is SharedWorker with a Shared.Indexing hook.
+func (u *User) sharedWorker(api API, owner int64, readsInternal func(project int64) (reads, known bool), indexing func([]indexer.Document), opts Options) (*Worker, error) {
 	if !u.Identity.Shared {
 		return nil, fmt.Errorf("shared worker: %s is a user's own store", u.Dir)
 	}
 	if owner <= 0 {
 		return nil, fmt.Errorf("shared worker: invalid user id %d", owner)
 	}
-	opts.Shared = &Shared{Owner: owner, Commits: &u.sharedCommits, ReadsInternal: readsInternal}
+	opts.Shared = &Shared{Owner: owner, Commits: &u.sharedCommits, ReadsInternal: readsInternal, Indexing: indexing}
 	if opts.Logger == nil {
 		opts.Logger = u.log
 	}

@@ -16,6 +16,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/opsearch/opsearch/access"
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
@@ -173,8 +174,17 @@ type User struct {
 	// Worker syncs Store and Index; nil for OpenLocal, which must not
 	// touch the API.
 	Worker *Worker
-	// Dir is the user directory: <dataDir>/<instance>/<user id>.
+	// Dir is the user directory: <dataDir>/<instance>/<user id>, or the
+	// shared directory for a user of the instance's shared store.
 	Dir string
+	// OwnDir is the directory of the user's own files (the query log):
+	// Dir, but for a user of a shared store their <user id> directory
+	// beside it, so nothing one user wrote lands where another's is.
+	OwnDir string
+	// View is set for a user of a shared store (ManagerOptions.Shared):
+	// the user's current view of it, which every search of Index must
+	// be restricted to. Nil for a user's own store.
+	View *access.Tracker
 
 	log    *slog.Logger
 	cancel context.CancelFunc
@@ -193,6 +203,9 @@ type User struct {
 	// sharedCommits serialises the commits of a shared store's workers
 	// (SharedWorker).
 	sharedCommits gosync.Mutex
+	// release, set for a user of a shared store, is what Close does
+	// instead of closing the files, which are the instance's.
+	release func()
 }
 
 // OpenUser opens the data of the user api's key belongs to: it asks
@@ -468,7 +481,7 @@ func openDir(dir string, opts UserOptions, setAside bool) (*User, error) {
 	}
 	writeHolder(dir, opts.Holder, log)
 	return &User{
-		Store: st, Index: idx, Dir: dir,
+		Store: st, Index: idx, Dir: dir, OwnDir: dir,
 		log:    log.With("subsystem", "sync", "dir", dir),
 		cancel: func() {},
 		done:   make(chan struct{}),
@@ -634,6 +647,10 @@ func (u *User) Close() error {
 	u.closeOnce.Do(func() {
 		u.cancel()
 		<-u.done
+		if u.release != nil {
+			u.release()
+			return
+		}
 		u.closeErr = u.closeFiles()
 	})
 	return u.closeErr

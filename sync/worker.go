@@ -189,6 +189,11 @@ type Shared struct {
 	// listed work packages no reader fetched. A crawl that finds an
 	// internal comment in a project knows its user reads them there.
 	ReadsInternal func(project int64) (reads, known bool)
+	// Indexing, if set, is told every batch of documents the worker is
+	// about to index, before the index holds them, under the commit lock
+	// every worker of the store shares: what decides each user's view
+	// (access.View.Apply) sees each batch before any search can.
+	Indexing func(docs []indexer.Document)
 }
 
 func (o Options) withDefaults() Options {
@@ -516,6 +521,9 @@ func (w *Worker) commitLocked(ctx context.Context, write func(*store.WriteTx) er
 			pending = append(pending, d.ID)
 		}
 		pending = append(pending, dels...)
+		if w.opts.Shared != nil && w.opts.Shared.Indexing != nil && len(docs) > 0 {
+			w.opts.Shared.Indexing(docs)
+		}
 		if err := w.st.Update(ctx, func(tx *store.WriteTx) error {
 			if write != nil {
 				if err := write(tx); err != nil {

@@ -1,0 +1,211 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	gosync "sync"
+	"time"
+
+	"github.com/opsearch/opsearch/access"
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/store"
+)
+
+// DefaultViewRefresh is how often a shared Manager computes every active
+// user's view again (SharedOptions.RefreshEvery).
+const DefaultViewRefresh = 2 * time.Minute
+
+// SharedOptions make a Manager serve every user of one instance from a
+// single store and index (OpenShared), each through their own view of it
+// (package access), instead of a store and index per user.
+type SharedOptions struct {
+	// BaseURL is the instance's; the shared store is opened (and its
+	// index rebuilt if needed) when the Manager is made.
+	BaseURL string
+	// RefreshEvery is how often every active user's view is computed
+	// again from OpenProject (default DefaultViewRefresh). A view is
+	// also computed when the user is opened, after each of their syncs,
+	// and when their key is validated again: a removed membership stops
+	// showing at the next of these.
+	RefreshEvery time.Duration
+	// Access tunes the view computations (Full is set per refresh).
+	Access access.Options
+}
+
+// sharedInstance is the store every user of the instance shares, and the
+// trackers of the active users' views.
+type sharedInstance struct {
+	user *User
+	held *access.HoldingsCache
+
+	mu       gosync.Mutex
+	trackers map[*access.Tracker]struct{}
+}
+
+// openSharedInstance opens the shared store of opts.
+func openSharedInstance(ctx context.Context, dataDir string, opts *SharedOptions, uo UserOptions) (*sharedInstance, error) {
+	u, err := OpenShared(ctx, dataDir, opts.BaseURL, uo)
+	if err != nil {
+		return nil, err
+	}
+	return &sharedInstance{user: u, held: access.NewHoldingsCache(u.Store), trackers: map[*access.Tracker]struct{}{}}, nil
+}
+
+func (s *sharedInstance) add(t *access.Tracker) {
+	s.mu.Lock()
+	s.trackers[t] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *sharedInstance) remove(t *access.Tracker) {
+	s.mu.Lock()
+	delete(s.trackers, t)
+	s.mu.Unlock()
+}
+
+// indexing is the Shared.Indexing hook of owner's worker: every active
+// user's view learns of the batch before the index holds it.
+func (s *sharedInstance) indexing(owner int64) func([]indexer.Document) {
+	return func(docs []indexer.Document) {
+		batch := access.ChangesOf(docs)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for t := range s.trackers {
+			t.Indexing(batch, t.Owner() == owner)
+		}
+	}
+}
+
+// openShared opens id's user of the shared store: a tracker of their
+// view, computed at once with every answer asked, and a worker that
+// crawls into the shared store with their key.
+func (m *Manager[A]) openShared(ctx context.Context, client UserAPI, id Identity) (*User, error) {
+	inst := m.shared
+	api, ok := client.(access.API)
+	if !ok {
+		return nil, errors.New("open shared user: the API client cannot ask what the user may see")
+	}
+	if id.Instance != inst.user.Identity.Instance {
+		return nil, fmt.Errorf("open shared user: the key belongs to %s, the shared store to %s", id.Instance, inst.user.Identity.Instance)
+	}
+	t := access.NewTracker(api, inst.held, id.UserID, m.opts.Shared.Access)
+	// Registered first, so a batch indexed while the view is computed
+	// is applied to it (Tracker.Refresh replays it).
+	inst.add(t)
+	if _, err := t.Refresh(ctx, true); err != nil {
+		inst.remove(t)
+		return nil, fmt.Errorf("find out what the user may see: %w", err)
+	}
+	w, err := inst.user.sharedWorker(client, id.UserID, t.ReadsInternal, inst.indexing(id.UserID), m.opts.UserOptions.WorkerOptions)
+	if err != nil {
+		inst.remove(t)
+		return nil, err
+	}
+	su := inst.user
+	done := make(chan struct{})
+	close(done)
+	return &User{
+		Store: su.Store, Index: su.Index, Worker: w, View: t,
+		Identity: store.Identity{BaseURL: su.Identity.BaseURL, Instance: su.Identity.Instance, UserID: id.UserID, Login: id.Login, Name: id.Name, Shared: true},
+		Dir:      su.Dir,
+		OwnDir:   filepath.Join(filepath.Dir(su.Dir), strconv.FormatInt(id.UserID, 10)),
+		log:      su.log.With("user_id", id.UserID),
+		cancel:   func() {},
+		done:     done,
+		release:  func() { inst.remove(t) },
+	}, nil
+}
+
+// refreshView computes e's view again, if e is a user of the shared
+// store; a rejected key stops the user, as a rejected sync does.
+func (m *Manager[A]) refreshView(ctx context.Context, e *entry[A], key string) {
+	t := e.user.View
+	if t == nil {
+		return
+	}
+	_, err := t.Refresh(ctx, false)
+	switch {
+	case err == nil || ctx.Err() != nil:
+	case errors.Is(err, openproject.ErrUnauthenticated):
+		m.log.Warn("the API key was rejected while computing the user's view; stopping the user", "user_id", e.key.id)
+		if key != "" {
+			m.forgetKey(key)
+		}
+		m.stops.Go(func() { m.stop(e) })
+	default:
+		// The previous view keeps answering, and says how old it is.
+		m.log.Warn("cannot compute the user's view again; the previous one answers", "user_id", e.key.id, "error", err)
+	}
+}
+
+// refreshViews computes every active user's view again every
+// SharedOptions.RefreshEvery.
+func (m *Manager[A]) refreshViews() {
+	defer m.bg.Done()
+	t := time.NewTicker(m.opts.Shared.RefreshEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, e := range m.readyEntries() {
+			m.refreshView(m.ctx, e, "")
+		}
+	}
+}
+
+// readyEntries lists the users open and not stopping.
+func (m *Manager[A]) readyEntries() []*entry[A] {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*entry[A]
+	for _, e := range m.entries {
+		if !e.stopping && isClosed(e.ready) && e.err == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// validated computes the view of the user a key was just confirmed for
+// again, in the background, if that user is open.
+func (m *Manager[A]) validated(id Identity, key string) {
+	if m.shared == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[userKey{instance: id.Instance, id: id.UserID}]
+	if m.closed || !ok || e.stopping || !isClosed(e.ready) || e.err != nil {
+		return
+	}
+	// Added under mu while not closed: Close waits for it.
+	m.bg.Add(1)
+	go func() {
+		defer m.bg.Done()
+		m.refreshView(m.ctx, e, key)
+	}()
+}
+
+// RefreshViews computes every active user's view of the shared store
+// again now, as the periodic refresh does; it does nothing for a Manager
+// without a shared store. It returns the first failure (each user's
+// previous view keeps answering).
+func (m *Manager[A]) RefreshViews(ctx context.Context) error {
+	if m.shared == nil {
+		return nil
+	}
+	var first error
+	for _, e := range m.readyEntries() {
+		if _, err := e.user.View.Refresh(ctx, false); err != nil && first == nil {
+			first = fmt.Errorf("refresh the view of user %d: %w", e.key.id, err)
+		}
+	}
+	return first
+}
