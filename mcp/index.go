@@ -9,6 +9,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -45,6 +46,12 @@ type UserIndex struct {
 	// dropped when it misses, since projects are few and rarely change.
 	projects map[string]int64
 	qlog     *search.QueryLog
+	// For a user of a shared store, eng sees nothing: searches use
+	// viewEng, eng over the index restricted to viewVis, the user's
+	// current view (made again when the view changes).
+	viewMu  gosync.Mutex
+	viewVis *indexer.Visibility
+	viewEng *search.Engine
 
 	syncMu   gosync.Mutex
 	lastSync *SyncRun
@@ -102,14 +109,23 @@ func (x *UserIndex) setUser(u *sync.User) (*sync.User, *gosync.WaitGroup) {
 		_ = x.qlog.Close() // the previous user's log, if any
 		x.qlog = nil
 		if x.opts.LogQueries {
-			ql, err := search.OpenQueryLog(u.Dir)
+			ql, err := search.OpenQueryLog(u.OwnDir)
 			if err != nil && x.opts.Logger != nil {
 				x.opts.Logger.Warn("query logging disabled", "error", err)
 			}
 			x.qlog, so.QueryLog = ql, ql
 		}
-		x.eng = search.New(u.Store, u.Index, so)
+		var idx search.Index = u.Index
+		if u.View != nil {
+			// A store every user shares: never searched unrestricted.
+			so.Shared = &search.Owner{UserID: u.Identity.UserID, Login: u.Identity.Login, Name: u.Identity.Name}
+			idx = u.Index.Restrict(&indexer.Visibility{})
+		}
+		x.eng = search.New(u.Store, idx, so)
 		x.openErr = nil
+		x.viewMu.Lock()
+		x.viewVis, x.viewEng = nil, nil
+		x.viewMu.Unlock()
 	}
 	if old == u {
 		return nil, nil
@@ -132,9 +148,32 @@ func (x *UserIndex) lease() (*sync.User, *search.Engine, func(), error) {
 		}
 		return nil, nil, nil, ErrIndexNotReady
 	}
+	eng := x.eng
+	if v := x.user.View; v != nil {
+		vis := v.Visibility()
+		if vis == nil {
+			return nil, nil, nil, ErrViewNotReady
+		}
+		eng = x.viewEngine(vis)
+	}
 	wg := x.leaseGroup(x.user)
 	wg.Add(1) // under the read lock: setUser cannot swap in between
-	return x.user, x.eng, wg.Done, nil
+	return x.user, eng, wg.Done, nil
+}
+
+// ErrViewNotReady is a search's answer while what a user of a shared
+// index may see has not been found out yet.
+// It matches ErrIndexNotReady.
+var ErrViewNotReady = fmt.Errorf("%w: what you may see is still being asked of OpenProject", ErrIndexNotReady)
+
+// viewEngine returns the engine restricted to vis, x.mu read-held.
+func (x *UserIndex) viewEngine(vis *indexer.Visibility) *search.Engine {
+	x.viewMu.Lock()
+	defer x.viewMu.Unlock()
+	if x.viewVis != vis || x.viewEng == nil {
+		x.viewVis, x.viewEng = vis, x.eng.WithIndex(x.user.Index.Restrict(vis))
+	}
+	return x.viewEng
 }
 
 // leaseGroup returns u's lease counter, creating it; the map is written
@@ -240,7 +279,7 @@ func (x *UserIndex) RefreshWorkPackage(ctx context.Context, id int64) error {
 type userSearcher struct{ x *UserIndex }
 
 func (s userSearcher) Search(ctx context.Context, q search.Query) (search.Response, error) {
-	_, eng, done, err := s.x.lease()
+	u, eng, done, err := s.x.lease()
 	if err != nil {
 		return search.Response{}, err
 	}
@@ -248,12 +287,13 @@ func (s userSearcher) Search(ctx context.Context, q search.Query) (search.Respon
 	resp, err := eng.Search(ctx, q)
 	if err == nil {
 		s.x.noteUpstream(&resp.Index)
+		notePermissions(u, &resp.Index)
 	}
 	return resp, err
 }
 
 func (s userSearcher) Freshness(ctx context.Context) (search.Freshness, error) {
-	_, eng, done, err := s.x.lease()
+	u, eng, done, err := s.x.lease()
 	if err != nil {
 		return search.Freshness{}, err
 	}
@@ -261,8 +301,32 @@ func (s userSearcher) Freshness(ctx context.Context) (search.Freshness, error) {
 	f, err := eng.Freshness(ctx)
 	if err == nil {
 		s.x.noteUpstream(&f)
+		notePermissions(u, &f)
 	}
 	return f, err
+}
+
+// notePermissions says, for a user of a shared index, how current the
+// view the answer came through is; documents the user may see that the
+// index lacks make it incomplete.
+func notePermissions(u *sync.User, f *search.Freshness) {
+	if u.View == nil {
+		return
+	}
+	v := u.View.View()
+	if v == nil {
+		return
+	}
+	p := &search.Permissions{CheckedAt: v.CheckedAt, Missing: len(v.Missing)}
+	if err := u.View.Err(); err != nil {
+		p.LastError = userMessage(err)
+	}
+	f.Permissions = p
+	if p.Missing > 0 && f.Complete {
+		f.Complete = false
+		note := fmt.Sprintf("%d items you may see are not indexed yet (your first sync of the shared index fetches them)", p.Missing)
+		f.Note = strings.TrimSpace(f.Note + " " + note)
+	}
 }
 
 // noteUpstream records an outage in f: the index still answers, but

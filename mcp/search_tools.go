@@ -176,6 +176,9 @@ type answerIndex struct {
 	Rebuilding  bool                     `json:"rebuilding,omitempty"`
 	Note        string                   `json:"note,omitempty"`
 	Kinds       map[kind.Kind]answerKind `json:"kinds,omitempty"`
+	// Permissions, on a server whose index every user shares, says how
+	// current what decides this user's share of it is.
+	Permissions *search.Permissions `json:"permissions,omitempty"`
 }
 
 type answerKind struct {
@@ -196,6 +199,8 @@ type syncStatusAnswer struct {
 	// Kinds holds every kind; activities are the work packages' comments
 	// and change journals.
 	Kinds map[kind.Kind]search.KindFreshness `json:"kinds,omitempty"`
+	// Permissions is as in a search answer's index.
+	Permissions *search.Permissions `json:"permissions,omitempty"`
 	SyncInfo
 }
 
@@ -531,7 +536,8 @@ func notReadyAnswer(q search.Query, note, why string) *searchAnswer {
 // indexState narrows the freshness to the searched kinds and says, in one
 // note, what an agent must know before trusting an empty or short answer.
 func indexState(f search.Freshness, kinds []kind.Kind) answerIndex {
-	out := answerIndex{User: f.Owner, Ready: true, Complete: true, Rebuilding: f.Rebuilding, Unreachable: f.Unreachable, Kinds: map[kind.Kind]answerKind{}}
+	out := answerIndex{User: f.Owner, Ready: true, Complete: true, Rebuilding: f.Rebuilding, Unreachable: f.Unreachable, Kinds: map[kind.Kind]answerKind{},
+		Permissions: f.Permissions}
 	var incomplete, failed []string
 	for _, k := range kinds {
 		kf := f.Kinds[k]
@@ -570,6 +576,10 @@ func indexState(f search.Freshness, kinds []kind.Kind) answerIndex {
 	if len(incomplete) > 0 {
 		notes = append(notes, "the crawl of "+strings.Join(incomplete, ", ")+" is not complete: an empty or short result does not mean nothing exists")
 	}
+	if p := f.Permissions; p != nil && p.Missing > 0 {
+		out.Complete = false
+		notes = append(notes, fmt.Sprintf("%d items you may see are not in the shared index yet: an empty or short result does not mean nothing exists", p.Missing))
+	}
 	out.Note = strings.Join(notes, "; ")
 	return out
 }
@@ -600,7 +610,7 @@ func (s *server) syncStatus(ctx context.Context) (*sdk.CallToolResult, any, erro
 	if err != nil {
 		return nil, nil, s.fail(ctx, toolSyncStatus, err)
 	}
-	ans.Ready, ans.Complete, ans.Rebuilding, ans.Kinds = true, f.Complete, f.Rebuilding, f.Kinds
+	ans.Ready, ans.Complete, ans.Rebuilding, ans.Kinds, ans.Permissions = true, f.Complete, f.Rebuilding, f.Kinds, f.Permissions
 	for k, kf := range ans.Kinds {
 		if kf.LastError != nil {
 			msg, _ := capText(*kf.LastError, capRow)

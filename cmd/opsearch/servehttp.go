@@ -30,6 +30,9 @@ type httpFlags struct {
 	keyGrace       time.Duration
 	allowedOrigins string
 	allowedHosts   string
+	sharedIndex    bool
+	perUserIndex   bool
+	viewRefresh    time.Duration
 }
 
 // bindHTTP registers the HTTP mode's flags. PORT (the reference server's
@@ -48,7 +51,24 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 	fs.DurationVar(&h.keyGrace, "key-grace", sync.DefaultKeyGrace, "HTTP mode: how long after OpenProject last confirmed a key its index keeps answering while OpenProject is unreachable (negative: never)")
 	fs.StringVar(&h.allowedOrigins, "allowed-origins", e.getenv("OPSEARCH_ALLOWED_ORIGINS"), "HTTP mode: comma-separated browser origins allowed to call the server, * for any (env OPSEARCH_ALLOWED_ORIGINS; loopback origins are allowed on loopback)")
 	fs.StringVar(&h.allowedHosts, "allowed-hosts", e.getenv("OPSEARCH_ALLOWED_HOSTS"), "HTTP mode: comma-separated host names (name or name:port) clients may use besides loopback names and IP addresses, * for any; others get 403 (DNS rebinding), on every listener: list a reverse proxy's or a compose service's name (env OPSEARCH_ALLOWED_HOSTS)")
+	fs.BoolVar(&h.sharedIndex, "shared-index", false, "HTTP mode: keep one store and index for every user of the instance, each user seeing what OpenProject shows their key (refreshed every --view-refresh), instead of one per user")
+	fs.BoolVar(&h.perUserIndex, "per-user-index", false, "HTTP mode: keep one store and index per user (the default; the reference the shared index is tested against)")
+	fs.DurationVar(&h.viewRefresh, "view-refresh", sync.DefaultViewRefresh, "HTTP mode with --shared-index: how often each active user's permissions are asked of OpenProject again (also after each of their syncs and key checks)")
 	return h
+}
+
+// shared returns the Manager's shared-index options, nil for an index
+// per user.
+func (h *httpFlags) shared(baseURL string) (*sync.SharedOptions, error) {
+	switch {
+	case h.sharedIndex && h.perUserIndex:
+		return nil, errors.New("--shared-index and --per-user-index exclude each other")
+	case !h.sharedIndex:
+		return nil, nil
+	case h.viewRefresh <= 0:
+		return nil, fmt.Errorf("invalid --view-refresh %s: it must be positive", h.viewRefresh)
+	}
+	return &sync.SharedOptions{BaseURL: baseURL, RefreshEvery: h.viewRefresh}, nil
 }
 
 // listenAddr turns --http's value into a listen address: a bare port
@@ -118,6 +138,10 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	if err != nil {
 		return err
 	}
+	shared, err := hf.shared(conn.baseURL)
+	if err != nil {
+		return err
+	}
 	// Check the base URL once, with a placeholder key, before listening.
 	if _, err := openproject.New(openproject.Config{BaseURL: conn.baseURL, APIKey: "x"}); err != nil {
 		return err
@@ -150,6 +174,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 		UserOptions: uo,
 		OnOpen:      control.Attach(control.Options{Command: uo.Holder, Logger: e.logger}),
 		Upstream:    up,
+		Shared:      shared,
 		Logger:      e.logger,
 	})
 	if err != nil {
@@ -196,7 +221,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	}
 	log.Info("opsearch serving MCP over HTTP", "version", version, "addr", ln.Addr().String(), "base_url", conn.baseURL,
 		"data_dir", conn.dataDir, "read_only", conn.readOnly, "server_key", conn.apiKey != "", "sync_schedule", spec,
-		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs)
+		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs, "shared_index", shared != nil)
 	if conn.apiKey != "" {
 		log.Warn("a server API key is configured: requests without credentials act as its user")
 	}

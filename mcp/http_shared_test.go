@@ -1,0 +1,286 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/mcp"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
+	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/sync"
+)
+
+// The shared index's acceptance over the wire: a team server keeping one
+// index for the instance answers every user, over MCP and REST, exactly
+// what a server keeping one index per user answers them.
+
+// mixedGen is a data set whose users see different things: projects by
+// membership and publicity, kinds by role, single shared work packages,
+// internal comments.
+var mixedGen = opgen.GenOptions{Seed: 11, WorkPackages: 400, Comments: 600, WikiPages: 60, Meetings: 30, MixedPermissions: true}
+
+// mixedKeys are the mixed set's users who are not administrators.
+var mixedKeys = []string{optest.AliceKey, optest.BobKey, opgen.CarolKey, opgen.DaveKey, opgen.ErinKey, "opsearch-user-7"}
+
+// modeServer is a team server in one index mode.
+type modeServer struct {
+	mgr  *mcp.HTTPUsers
+	ts   *httptest.Server
+	logs *lockedBuffer
+}
+
+func startModeServer(t *testing.T, base string, shared *sync.SharedOptions) *modeServer {
+	t.Helper()
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
+		DataDir: t.TempDir(),
+		NewClient: func(key string) (sync.UserAPI, error) {
+			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, Timeout: 20 * time.Second, Logger: logger})
+		},
+		Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, mcp.HTTPUserHooks{}),
+		Schedule:    "@every 1h",
+		UserOptions: sync.UserOptions{Logger: logger, WorkerOptions: sync.Options{Logger: logger}},
+		Shared:      shared,
+		Logger:      logger,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{BaseURL: base, Logger: logger, Manager: mgr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &modeServer{mgr: mgr, ts: httptest.NewServer(h), logs: logs}
+	t.Cleanup(func() {
+		s.ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := mgr.Close(ctx); err != nil {
+			t.Errorf("close manager: %v", err)
+		}
+		out := logs.String()
+		for _, k := range mixedKeys {
+			if strings.Contains(out, k) {
+				t.Errorf("the log contains the API key %s", k)
+			}
+		}
+	})
+	return s
+}
+
+func (s *modeServer) connect(t *testing.T, key string) *sdk.ClientSession {
+	t.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil).Connect(t.Context(),
+		&sdk.StreamableClientTransport{Endpoint: s.ts.URL + "/mcp", HTTPClient: httpClient(map[string]string{"X-OpenProject-Api-Key": key})}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// restSearch calls openproject_search through the REST bridge and
+// returns its structured answer.
+func (s *modeServer) restSearch(t *testing.T, key string, args map[string]any) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(args)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.ts.URL+"/api/tools/openproject_search", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, _ := io.ReadAll(resp.Body)
+	var out struct {
+		IsError bool           `json:"isError"`
+		Data    map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || resp.StatusCode != http.StatusOK || out.IsError {
+		t.Fatalf("REST search %v: HTTP %d, %s", args, resp.StatusCode, raw)
+	}
+	return out.Data
+}
+
+// mixedQueries draws search arguments from the data set as people type
+// them: parts of titles, comments (internal ones too, which must find
+// nothing for whoever may not read them), wiki text and agenda items,
+// with kinds, exact matching, pages and a project.
+func mixedQueries(d *optest.Dataset, n int) []map[string]any {
+	r := rand.New(rand.NewPCG(3, 5))
+	words := func(s string) string {
+		f := strings.Fields(s)
+		k := 1 + r.IntN(4)
+		if len(f) <= k {
+			return s
+		}
+		i := r.IntN(len(f) - k + 1)
+		return strings.Join(f[i:i+k], " ")
+	}
+	var texts, internal []string
+	for _, wp := range d.WorkPackages {
+		texts = append(texts, wp.Subject)
+	}
+	for _, a := range d.Activities {
+		if a.Comment == "" {
+			continue
+		}
+		if a.Internal {
+			internal = append(internal, openproject.PlainText(a.Comment))
+		} else {
+			texts = append(texts, openproject.PlainText(a.Comment))
+		}
+	}
+	for _, w := range d.WikiPages {
+		texts = append(texts, w.Title, openproject.PlainText(w.Text))
+	}
+	for _, m := range d.Meetings {
+		texts = append(texts, m.Title)
+	}
+	var out []map[string]any
+	for i := 0; len(out) < n; i++ {
+		src := texts
+		if i%4 == 0 && len(internal) > 0 {
+			src = internal
+		}
+		q := strings.TrimSpace(words(src[r.IntN(len(src))]))
+		if strings.IndexFunc(q, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+			continue // nothing to search for: the tool refuses it
+		}
+		args := map[string]any{"query": q}
+		switch i % 6 {
+		case 1:
+			args["kinds"] = []string{"work_package"}
+		case 2:
+			args["matchMode"] = "exact"
+		case 3:
+			args["offset"], args["pageSize"] = 2, 5
+		case 4:
+			args["projectId"] = 1
+		case 5:
+			args["kinds"] = []string{"meeting", "wiki_page"}
+		}
+		out = append(out, args)
+	}
+	return out
+}
+
+// comparable is a search answer without what differs by design: the
+// index state (whose crawl, which counts) and the time taken.
+func comparable(t *testing.T, ans map[string]any) string {
+	t.Helper()
+	c := map[string]any{}
+	for k, v := range ans {
+		if k != "index" && k != "tookMs" {
+			c[k] = v
+		}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestHTTPSharedIndexEqualsPerUser: six users of the mixed-permissions
+// set use a team server with one shared index and one with an index per
+// user; for a few hundred queries each, over MCP and REST, the shared
+// server answers exactly what the per-user one does (results, order,
+// totals, snippets, matched comments and agenda items), names the user
+// whose view answered, and says how current that view is.
+func TestHTTPSharedIndexEqualsPerUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls six users twice and runs thousands of searches")
+	}
+	d := opgen.Generate(mixedGen)
+	_, base := optesting.Start(t, d, optest.Options{})
+	perUser := startModeServer(t, base, nil)
+	shared := startModeServer(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour})
+
+	type session struct{ own, shared *sdk.ClientSession }
+	sessions := map[string]session{}
+	ids := map[string]int64{}
+	for _, key := range mixedKeys {
+		s := session{own: perUser.connect(t, key), shared: shared.connect(t, key)}
+		ids[key] = waitSynced(t.Context(), t, s.own)
+		if got := waitSynced(t.Context(), t, s.shared); got != ids[key] {
+			t.Fatalf("%s: the shared server says user %d, the per-user one %d", key, got, ids[key])
+		}
+		sessions[key] = s
+	}
+	// Each user's view was computed after their own crawl; later crawls
+	// only hid what entered. Computed again now, every view sees the
+	// shared store as it ends up.
+	if err := shared.mgr.RefreshViews(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	queries := mixedQueries(d, 200)
+	for _, key := range mixedKeys {
+		t.Run(key, func(t *testing.T) {
+			s := sessions[key]
+			differ, found := 0, 0
+			for i, args := range queries {
+				var own, ours map[string]any
+				if err := httpCall(t.Context(), s.own, "openproject_search", args, &own); err != nil {
+					t.Fatalf("per-user search %v: %v", args, err)
+				}
+				if err := httpCall(t.Context(), s.shared, "openproject_search", args, &ours); err != nil {
+					t.Fatalf("shared search %v: %v", args, err)
+				}
+				if res, _ := own["results"].([]any); len(res) > 0 {
+					found++
+				}
+				a, b := comparable(t, ours), comparable(t, own)
+				if a != b {
+					differ++
+					if differ <= 3 {
+						t.Errorf("MCP %v:\nshared   %.600s\nper-user %.600s", args, a, b)
+					}
+				}
+				idx, _ := ours["index"].(map[string]any)
+				user, _ := idx["user"].(map[string]any)
+				if id, _ := user["id"].(float64); int64(id) != ids[key] {
+					t.Fatalf("the shared answer names user %v, want %d", idx["user"], ids[key])
+				}
+				if _, ok := idx["permissions"].(map[string]any); !ok {
+					t.Fatalf("the shared answer does not say how current the user's permissions are: %v", idx)
+				}
+				if i%4 == 0 {
+					if a, b := comparable(t, shared.restSearch(t, key, args)), comparable(t, perUser.restSearch(t, key, args)); a != b {
+						differ++
+						if differ <= 3 {
+							t.Errorf("REST %v:\nshared   %.600s\nper-user %.600s", args, a, b)
+						}
+					}
+				}
+			}
+			if differ > 0 {
+				t.Errorf("%d answers differ", differ)
+			}
+			if found < len(queries)/3 {
+				t.Errorf("only %d of %d queries found anything: the test proves little", found, len(queries))
+			}
+			t.Logf("%d queries (%d with results), every fourth over REST too", len(queries), found)
+		})
+	}
+}
