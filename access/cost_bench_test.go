@@ -194,14 +194,14 @@ func BenchmarkSharedCost(b *testing.B) {
 		viewMax, noWikiMax        int
 		later                     = map[string][]int{} // route -> requests of users 2..N
 	)
-	fmt.Fprintf(&tab, "%-16s %4s %6s %4s %4s | %6s %6s %7s %7s | %6s %6s %6s %5s %5s | %4s %7s %7s\n",
-		"user", "proj", "wps", "wiki", "meet", "reqs", "report", "MB", "MB al",
-		"reqs", "report", "+wps", "+wiki", "+meet", "view", "refresh", "missing")
+	fmt.Fprintf(&tab, "%-16s %4s %6s %4s %4s | %6s %6s %6s %7s %7s | %6s %6s %6s %6s %5s %5s | %4s %7s %7s\n",
+		"user", "proj", "wps", "wiki", "meet", "reqs", "report", "wiki/", "MB", "MB al",
+		"reqs", "report", "wiki/", "+wps", "+wiki", "+meet", "view", "refresh", "missing")
 	for i, c := range costs {
-		fmt.Fprintf(&tab, "%-16s %4d %6d %4d %4d | %6d %6d %7.2f %7.2f | %6d %6d %6d %5d %5d | %4d %7d %7d\n",
+		fmt.Fprintf(&tab, "%-16s %4d %6d %4d %4d | %6d %6d %6d %7.2f %7.2f | %6d %6d %6d %6d %5d %5d | %4d %7d %7d\n",
 			c.key, c.own[kind.Project], c.own[kind.WorkPackage], c.own[kind.WikiPage], c.own[kind.Meeting],
-			c.ownReqs, c.ownReport, mb(c.ownDisk.apparent), mb(c.ownDisk.allocated),
-			c.sharedReqs, c.sharedRep, c.added[kind.WorkPackage], c.added[kind.WikiPage], c.added[kind.Meeting],
+			c.ownReqs, c.ownReport, c.ownRoutes[wikiProbe], mb(c.ownDisk.apparent), mb(c.ownDisk.allocated),
+			c.sharedReqs, c.sharedRep, c.sharedRoutes[wikiProbe], c.added[kind.WorkPackage], c.added[kind.WikiPage], c.added[kind.Meeting],
 			c.viewReqs, c.refreshReqs, c.missing)
 		maxOwn.apparent = max(maxOwn.apparent, c.ownDisk.apparent)
 		maxOwn.allocated = max(maxOwn.allocated, c.ownDisk.allocated)
@@ -222,8 +222,10 @@ func BenchmarkSharedCost(b *testing.B) {
 			later[r][i-1] = k
 		}
 	}
-	b.Logf("per user: what the user's own store holds | per-user mode: requests counted by the fake and by the sync's report, disk apparent and allocated"+
-		" | first sync into the shared store: requests (fake, report), what it added to the store | access.Compute: first view, unchanged refresh, documents missing from the store\n%s", tab.String())
+	b.Logf("per user: what the user's own store holds | per-user mode: requests counted by the fake and by the sync's report, wiki probes (wiki_pages/{id}), disk apparent and allocated"+
+		" | first sync into the shared store: requests (fake, report), wiki probes, what it added to the store | access.Compute: first view, unchanged refresh, documents missing from the store\n%s", tab.String())
+	largest := slices.MaxFunc(costs, func(a, b userCost) int { return cmp.Compare(a.ownDisk.apparent, b.ownDisk.apparent) })
+	b.Logf("disk by part, MB apparent / allocated:\n  shared:%s\n  %s (the largest own dir):%s", sharedDisk.parts(), largest.key, largest.ownDisk.parts())
 	b.Logf("shared dir: %.2f MB apparent, %.2f MB allocated; the users' own dirs: largest %.2f / %.2f MB, mean %.2f / %.2f MB, sum %.2f / %.2f MB",
 		mb(sharedDisk.apparent), mb(sharedDisk.allocated), mb(maxOwn.apparent), mb(maxOwn.allocated),
 		mb(sumOwn.apparent)/float64(n), mb(sumOwn.allocated)/float64(n), mb(sumOwn.apparent), mb(sumOwn.allocated))
@@ -289,12 +291,16 @@ func envInt(b *testing.B, name string, def int) int {
 }
 
 // diskUse is a directory's size: the files' apparent sizes, and the
-// blocks allocated to them (-1 where the system does not say).
-type diskUse struct{ apparent, allocated int64 }
+// blocks allocated to them (-1 where the system does not say), in all
+// and by part (the index, other files by name).
+type diskUse struct {
+	apparent, allocated int64
+	byPart              map[string][2]int64
+}
 
 func diskUsage(dir string) (diskUse, error) {
-	var du diskUse
-	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+	du := diskUse{byPart: map[string][2]int64{}}
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil || !e.Type().IsRegular() {
 			return err
 		}
@@ -302,15 +308,30 @@ func diskUsage(dir string) (diskUse, error) {
 		if err != nil {
 			return err
 		}
+		part := e.Name()
+		if strings.Contains(path, string(filepath.Separator)+sync.IndexDirName+string(filepath.Separator)) {
+			part = sync.IndexDirName + string(filepath.Separator)
+		}
+		a := allocated(fi)
 		du.apparent += fi.Size()
-		if a := allocated(fi); a < 0 || du.allocated < 0 {
+		if a < 0 || du.allocated < 0 {
 			du.allocated = -1
 		} else {
 			du.allocated += a
 		}
+		p := du.byPart[part]
+		du.byPart[part] = [2]int64{p[0] + fi.Size(), p[1] + a}
 		return nil
 	})
 	return du, err
+}
+
+func (du diskUse) parts() string {
+	var sb strings.Builder
+	for _, p := range slices.Sorted(maps.Keys(du.byPart)) {
+		fmt.Fprintf(&sb, " %s %.2f / %.2f;", p, mb(du.byPart[p][0]), mb(du.byPart[p][1]))
+	}
+	return strings.TrimSuffix(sb.String(), ";")
 }
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
