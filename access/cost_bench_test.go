@@ -37,7 +37,8 @@ const (
 //
 //  1. Per-user mode: each user syncs into a directory of their own.
 //  2. Shared mode: one shared store; users crawl it one after another,
-//     in the data set's order.
+//     in the data set's order, with no ReadsInternal (so a user fetches
+//     again the activities no reader of internal comments fetched).
 //  3. Views: each user's first view of the shared store, then a refresh
 //     where nothing changed.
 //
@@ -64,7 +65,7 @@ func BenchmarkSharedCost(b *testing.B) {
 	}
 	srv, base := optesting.Start(b, d, optest.Options{})
 	ctx := b.Context()
-	b.Logf("%d users, %d work packages, %d comments, %d wiki pages, %d meetings, %d projects",
+	b.Logf("%d users, %d work packages, %d activities, %d wiki pages, %d meetings, %d projects",
 		n, len(d.WorkPackages), len(d.Activities), len(d.WikiPages), len(d.Meetings), len(d.Projects))
 
 	type userCost struct {
