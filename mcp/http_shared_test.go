@@ -284,3 +284,76 @@ func TestHTTPSharedIndexEqualsPerUser(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPSharedRevocation removes bob from his private project in
+// OpenProject while he uses a shared team server: after the next
+// scheduled refresh of his view, no search of his finds anything of that
+// project, while alice's searches are unchanged.
+func TestHTTPSharedRevocation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls two users")
+	}
+	d := opgen.Generate(mixedGen)
+	op, base := optesting.Start(t, d, optest.Options{})
+	shared := startModeServer(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: 100 * time.Millisecond})
+	var private int64
+	for _, p := range d.Projects {
+		if p.Identifier == "bob-private" {
+			private = p.ID
+		}
+	}
+	var subject string
+	for _, wp := range d.WorkPackages {
+		if wp.Project.ID == private {
+			subject = wp.Subject
+			break
+		}
+	}
+	if private == 0 || subject == "" {
+		t.Fatal("test data: bob-private has no work packages")
+	}
+	bob := shared.connect(t, optest.BobKey)
+	bobID := waitSynced(t.Context(), t, bob)
+	alice := shared.connect(t, optest.AliceKey)
+	waitSynced(t.Context(), t, alice)
+
+	inPrivate := func(cs *sdk.ClientSession) int {
+		t.Helper()
+		var ans struct {
+			Total int `json:"total"`
+		}
+		if err := httpCall(t.Context(), cs, "openproject_search", map[string]any{"query": subject, "projectId": private}, &ans); err != nil {
+			t.Fatal(err)
+		}
+		return ans.Total
+	}
+	if inPrivate(bob) == 0 {
+		t.Fatalf("bob finds nothing of his private project searching %q", subject)
+	}
+	if n := inPrivate(alice); n != 0 {
+		t.Fatalf("alice finds %d items of bob's private project", n)
+	}
+	if err := op.SetMembership(private, bobID, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The view is refreshed every 100 ms; a minute is a bound on a
+	// failure, not a measure of speed.
+	deadline := time.Now().Add(time.Minute)
+	for inPrivate(bob) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a minute after his removal bob still finds items of the project")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var st struct {
+		Permissions *struct {
+			CheckedAt time.Time `json:"checkedAt"`
+		} `json:"permissions"`
+	}
+	if err := httpCall(t.Context(), bob, "openproject_sync_status", nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Permissions == nil || st.Permissions.CheckedAt.IsZero() {
+		t.Errorf("sync status does not say when bob's permissions were checked: %+v", st)
+	}
+}

@@ -51,6 +51,8 @@ func TestRun_Usage(t *testing.T) {
 		{[]string{"search", "--synonyms", "/nonexistent/synonyms.txt", "x"}, 1, "--synonyms: open synonyms"},
 		{[]string{"search", "--synonyms", "testdata/bad-synonyms.txt", "x"}, 1, "thesaurus line 2: a group needs at least two words"},
 		{[]string{"search", "--max-delete-share", "0", "x"}, 1, "--max-delete-share (or OPSEARCH_MAX_DELETE_SHARE) must be a number above 0"},
+		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--shared-index", "--per-user-index"}, 1, "--shared-index and --per-user-index exclude each other"},
+		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--shared-index", "--view-refresh", "0s"}, 1, "invalid --view-refresh 0s: it must be positive"},
 	}
 	t.Setenv("OPENPROJECT_BASE_URL", "")
 	t.Setenv("OPENPROJECT_API_KEY", "")
