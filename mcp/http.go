@@ -26,6 +26,11 @@ type HTTPOptions struct {
 	// SearchSlots bounds the searches of all users running at once
 	// (Options.SearchSlots); nil: NewSearchSlots.
 	SearchSlots *SearchSlots
+	// VerifyResults checks every search result with OpenProject before
+	// the answer leaves (see Options.VerifyResults).
+	VerifyResults bool
+	// VerifyTTL is Options.VerifyTTL.
+	VerifyTTL time.Duration
 	// LiveTimeout bounds one live read tool call (see Options.LiveTimeout).
 	LiveTimeout time.Duration
 	// BaseURL is the OpenProject instance (shown by /health).

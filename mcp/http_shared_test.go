@@ -43,7 +43,7 @@ type modeServer struct {
 	logs *lockedBuffer
 }
 
-func startModeServer(t *testing.T, base string, shared *sync.SharedOptions) *modeServer {
+func startModeServer(t *testing.T, base string, shared *sync.SharedOptions, verify ...bool) *modeServer {
 	t.Helper()
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -61,7 +61,10 @@ func startModeServer(t *testing.T, base string, shared *sync.SharedOptions) *mod
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{BaseURL: base, Logger: logger, Manager: mgr})
+	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{BaseURL: base, Logger: logger, Manager: mgr, VerifyResults: len(verify) > 0 && verify[0],
+		// Every search asks again: the test removes a membership right
+		// after a search.
+		VerifyTTL: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,5 +358,98 @@ func TestHTTPSharedRevocation(t *testing.T) {
 	}
 	if st.Permissions == nil || st.Permissions.CheckedAt.IsZero() {
 		t.Errorf("sync status does not say when bob's permissions were checked: %+v", st)
+	}
+}
+
+// TestHTTPVerifyResults removes bob from his private project while three
+// servers serve him: a shared one that checks results with OpenProject
+// (--verify-results) stops showing the project at once, by computing his
+// view again; a per-user one that checks withholds the results its index
+// still holds and says so; a shared one that does not check still shows
+// them until its next refresh, which is what the check is for.
+func TestHTTPVerifyResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls bob three times")
+	}
+	d := opgen.Generate(mixedGen)
+	op, base := optesting.Start(t, d, optest.Options{})
+	hour := func() *sync.SharedOptions { return &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour} }
+	verified := startModeServer(t, base, hour(), true)
+	perUser := startModeServer(t, base, nil, true)
+	unchecked := startModeServer(t, base, hour())
+	var private int64
+	for _, p := range d.Projects {
+		if p.Identifier == "bob-private" {
+			private = p.ID
+		}
+	}
+	var subject string
+	for _, wp := range d.WorkPackages {
+		if wp.Project.ID == private {
+			subject = wp.Subject
+			break
+		}
+	}
+	type answer struct {
+		Total   int    `json:"total"`
+		Note    string `json:"note"`
+		Results []any  `json:"results"`
+	}
+	search := func(cs *sdk.ClientSession) answer {
+		t.Helper()
+		var a answer
+		if err := httpCall(t.Context(), cs, "openproject_search", map[string]any{"query": subject, "projectId": private}, &a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	var bobID int64
+	sessions := map[string]*sdk.ClientSession{}
+	for name, s := range map[string]*modeServer{"verified": verified, "perUser": perUser, "unchecked": unchecked} {
+		cs := s.connect(t, optest.BobKey)
+		bobID = waitSynced(t.Context(), t, cs)
+		if a := search(cs); a.Total == 0 {
+			t.Fatalf("%s: bob finds nothing of his private project searching %q", name, subject)
+		}
+		sessions[name] = cs
+	}
+	if err := op.SetMembership(private, bobID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if a := search(sessions["verified"]); a.Total != 0 || len(a.Results) != 0 {
+		t.Errorf("verified shared server: bob still finds %d items of the project he was removed from", a.Total)
+	}
+	a := search(sessions["perUser"])
+	if len(a.Results) != 0 || !strings.Contains(a.Note, "withheld: OpenProject no longer shows them to you") {
+		t.Errorf("verified per-user server: %d results, note %q; want none, and a note saying they were withheld", len(a.Results), a.Note)
+	}
+	if a := search(sessions["unchecked"]); a.Total == 0 {
+		t.Error("the unchecked shared server no longer shows the project before its refresh: the test shows nothing about checking")
+	}
+}
+
+// TestHTTPVerifyResultsUnreachable: results OpenProject cannot be asked
+// about are withheld, and the answer says so; nothing is claimed shown.
+func TestHTTPVerifyResultsUnreachable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls bob and waits out the client's retries")
+	}
+	d := opgen.Generate(mixedGen)
+	op, base := optesting.Start(t, d, optest.Options{})
+	s := startModeServer(t, base, nil, true)
+	cs := s.connect(t, optest.BobKey)
+	waitSynced(t.Context(), t, cs)
+	op.SetFaults(optest.Faults{PathPrefix: "/api/v3/work_packages/", ErrorRate: 1, ErrorStatuses: []int{500}})
+	var a struct {
+		Note    string `json:"note"`
+		Results []struct {
+			Kind string `json:"kind"`
+		} `json:"results"`
+	}
+	if err := httpCall(t.Context(), cs, "openproject_search", map[string]any{"query": d.WorkPackages[0].Subject, "kinds": []string{"work_package"}}, &a); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Results) != 0 || !strings.Contains(a.Note, "withheld: OpenProject could not be asked") {
+		t.Errorf("%d results, note %q; want none, and a note saying they could not be checked", len(a.Results), a.Note)
 	}
 }

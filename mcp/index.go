@@ -306,6 +306,23 @@ func (s userSearcher) Freshness(ctx context.Context) (search.Freshness, error) {
 	return f, err
 }
 
+// RefreshView implements viewRefresher: for a user of a shared index it
+// computes their view again now; for a user's own index it does nothing.
+func (s userSearcher) RefreshView(ctx context.Context) error {
+	u, _, done, err := s.x.lease()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if u.View == nil {
+		return nil
+	}
+	_, err = u.View.Refresh(ctx, false)
+	return err
+}
+
+var _ viewRefresher = userSearcher{}
+
 // notePermissions says, for a user of a shared index, how current the
 // view the answer came through is; documents the user may see that the
 // index lacks make it incomplete.

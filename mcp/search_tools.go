@@ -468,6 +468,14 @@ func (s *server) search(ctx context.Context, tool string, q search.Query, projec
 	if err != nil {
 		return nil, nil, s.fail(ctx, tool, err)
 	}
+	if s.verify != nil && len(resp.Results) > 0 {
+		var withheld string
+		if resp, withheld, err = s.verifyAnswer(ctx, sr, q, resp); err != nil {
+			return nil, nil, s.fail(ctx, tool, err)
+		}
+		note = strings.TrimPrefix(note+"; "+withheld, "; ")
+		note = strings.TrimSuffix(note, "; ")
+	}
 	kinds := q.Kinds
 	if len(kinds) == 0 {
 		kinds = indexer.Kinds()

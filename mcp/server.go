@@ -88,6 +88,14 @@ type Options struct {
 	// every server sharing it (NewSearchSlots); the others wait their
 	// turn, first come first served. nil: no bound.
 	SearchSlots *SearchSlots
+	// VerifyResults checks every search result with OpenProject, with the
+	// server's key, before the answer leaves (each verdict trusted for
+	// DefaultVerifyTTL): what OpenProject no longer shows the user is
+	// withheld, and a shared index's view of the user is computed again.
+	VerifyResults bool
+	// VerifyTTL is how long a result's verdict is kept (0:
+	// DefaultVerifyTTL).
+	VerifyTTL time.Duration
 }
 
 // SearchSlots bounds the index searches running at once, shared by every
@@ -142,6 +150,8 @@ type server struct {
 	idx  Index
 	opts Options
 	log  *slog.Logger
+	// verify is set with Options.VerifyResults.
+	verify *verifier
 }
 
 // NewServer builds the MCP server with every tool registered.
@@ -150,6 +160,9 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	opts.Version = cmp.Or(opts.Version, "0.1.0")
 	opts.LiveTimeout = cmp.Or(opts.LiveTimeout, DefaultLiveTimeout)
 	s := &server{api: api, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "mcp")}
+	if opts.VerifyResults {
+		s.verify = newVerifier(api, opts.VerifyTTL)
+	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "opsearch", Title: "OpenProject search (opsearch)", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,

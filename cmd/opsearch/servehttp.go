@@ -33,6 +33,7 @@ type httpFlags struct {
 	sharedIndex    bool
 	perUserIndex   bool
 	viewRefresh    time.Duration
+	verifyResults  bool
 }
 
 // bindHTTP registers the HTTP mode's flags. PORT (the reference server's
@@ -54,6 +55,7 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 	fs.BoolVar(&h.sharedIndex, "shared-index", false, "HTTP mode: keep one store and index for every user of the instance, each user seeing what OpenProject shows their key (refreshed every --view-refresh), instead of one per user")
 	fs.BoolVar(&h.perUserIndex, "per-user-index", false, "HTTP mode: keep one store and index per user (the default; the reference the shared index is tested against)")
 	fs.DurationVar(&h.viewRefresh, "view-refresh", sync.DefaultViewRefresh, "HTTP mode with --shared-index: how often each active user's permissions are asked of OpenProject again (also after each of their syncs and key checks)")
+	fs.BoolVar(&h.verifyResults, "verify-results", false, "HTTP mode: check every search result with OpenProject, with the user's key, before answering (verdicts kept 5s): a permission taken away shows at once, at a request per result")
 	return h
 }
 
@@ -196,7 +198,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly,
 		AllowedOrigins: splitList(hf.allowedOrigins), AllowedHosts: splitList(hf.allowedHosts),
 		Logger: e.logger, Manager: mgr, Version: version, Extra: extra, ObserveSearch: m.ObserveSearch,
-		LiveTimeout: conn.liveTimeout(), SearchSlots: slots,
+		LiveTimeout: conn.liveTimeout(), SearchSlots: slots, VerifyResults: hf.verifyResults,
 	})
 	if err != nil {
 		_ = mgr.Close(context.Background())
@@ -221,7 +223,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	}
 	log.Info("opsearch serving MCP over HTTP", "version", version, "addr", ln.Addr().String(), "base_url", conn.baseURL,
 		"data_dir", conn.dataDir, "read_only", conn.readOnly, "server_key", conn.apiKey != "", "sync_schedule", spec,
-		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs, "shared_index", shared != nil)
+		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs, "shared_index", shared != nil, "verify_results", hf.verifyResults)
 	if conn.apiKey != "" {
 		log.Warn("a server API key is configured: requests without credentials act as its user")
 	}
