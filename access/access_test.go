@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func sharedSynced(t testing.TB, base string, keys ...string) *sync.User {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := u.SharedWorker(c, me.ID, nil, sync.Options{})
+		w, err := u.SharedWorker(c, sync.Shared{Owner: me.ID}, sync.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -567,4 +568,73 @@ func TestMissingAndRotation(t *testing.T) {
 			t.Fatalf("after %d refreshes an answer of the first view is still taken over", refreshes)
 		}
 	}
+}
+
+// TestSharedWikiProbeAfterAdmin: once an administrator's crawl probed
+// every wiki id, a new user's first crawl of the shared store looks only
+// past the highest known page, and still ends up seeing exactly the
+// wiki pages their own store would hold.
+func TestSharedWikiProbeAfterAdmin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls three stores")
+	}
+	d := opgen.Generate(mixed)
+	srv, base := optesting.Start(t, d, optest.Options{})
+	wikiProbes := func() int { return srv.RequestCount("GET /api/v3/wiki_pages/") }
+	crawl := func(shared *sync.User, key string) int {
+		t.Helper()
+		c := client(t, base, key)
+		me, err := c.Me(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := access.NewTracker(c, access.NewHoldingsCache(shared.Store), me.ID, access.Options{})
+		if _, err := tr.Refresh(t.Context(), true); err != nil {
+			t.Fatal(err)
+		}
+		w, err := shared.SharedWorker(c, sync.Shared{Owner: me.ID, ReadsInternal: tr.ReadsInternal, ReadsWiki: tr.ReadsWiki, Admin: me.Admin}, sync.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := wikiProbes()
+		if _, err := w.Sync(t.Context()); err != nil {
+			t.Fatalf("shared sync of %s: %v", key, err)
+		}
+		return wikiProbes() - before
+	}
+	open := func() *sync.User {
+		u, err := sync.OpenShared(t.Context(), t.TempDir(), base, sync.UserOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = u.Close() })
+		return u
+	}
+
+	// Without an administrator, alice probes as her own store would.
+	alone := crawl(open(), optest.AliceKey)
+
+	shared := open()
+	crawl(shared, optest.AdminKey)
+	after := crawl(shared, optest.AliceKey)
+	if after > 2*sync.DefaultWikiMissRun || after*10 > alone {
+		t.Errorf("after an administrator's crawl alice probed %d wiki ids (alone %d); want at most %d", after, alone, 2*sync.DefaultWikiMissRun)
+	}
+	held, err := access.HoldingsOf(t.Context(), shared.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := access.Compute(t.Context(), client(t, base, optest.AliceKey), held, nil, access.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wikiOf := func(ids []string) []string {
+		return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !strings.HasPrefix(id, string(kind.WikiPage)+":") })
+	}
+	own := synced(t, base, optest.AliceKey)
+	want := wikiOf(allDocs(t, own.Index, nil))
+	if got := wikiOf(allDocs(t, shared.Index, v.Visibility)); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("alice sees %d wiki pages of the shared store, her own store holds %d", len(got), len(want))
+	}
+	t.Logf("wiki probes of alice's first crawl: %d alone, %d after the administrator's", alone, after)
 }

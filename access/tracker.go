@@ -216,3 +216,12 @@ func (t *Tracker) Age(now time.Time) time.Duration {
 	}
 	return now.Sub(v.CheckedAt)
 }
+
+// ReadsWiki reports whether the user reads project p's wiki, as the
+// current view knows (false before the first view, and for a project
+// with no stored page, whose wiki no probe asked about); it is the
+// shared crawl's sync.Shared.ReadsWiki.
+func (t *Tracker) ReadsWiki(p int64) bool {
+	v := t.View()
+	return v != nil && v.projects[p].wiki
+}

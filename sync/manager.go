@@ -251,6 +251,8 @@ type Identity struct {
 	UserID   int64
 	Login    string
 	Name     string
+	// Admin says OpenProject reports the user as an administrator.
+	Admin bool
 }
 
 // Validate returns the user key belongs to, asking /users/me at most
@@ -309,7 +311,7 @@ func (m *Manager[A]) Validate(ctx context.Context, key string) (Identity, error)
 }
 
 func identityOf(ke keyEntry) Identity {
-	return Identity{Instance: ke.instance, UserID: ke.me.ID, Login: ke.me.Login, Name: ke.me.Name}
+	return Identity{Instance: ke.instance, UserID: ke.me.ID, Login: ke.me.Login, Name: ke.me.Name, Admin: ke.me.Admin}
 }
 
 // Upstream is what the Manager last learned about reaching OpenProject,

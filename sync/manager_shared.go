@@ -100,7 +100,10 @@ func (m *Manager[A]) openShared(ctx context.Context, client UserAPI, id Identity
 		inst.remove(t)
 		return nil, fmt.Errorf("find out what the user may see: %w", err)
 	}
-	w, err := inst.user.sharedWorker(client, id.UserID, t.ReadsInternal, inst.indexing(id.UserID), m.opts.UserOptions.WorkerOptions)
+	w, err := inst.user.SharedWorker(client, Shared{
+		Owner: id.UserID, ReadsInternal: t.ReadsInternal, ReadsWiki: t.ReadsWiki, Admin: id.Admin,
+		Indexing: inst.indexing(id.UserID),
+	}, m.opts.UserOptions.WorkerOptions)
 	if err != nil {
 		inst.remove(t)
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/store"
 )
 
@@ -78,23 +77,19 @@ func OpenShared(ctx context.Context, dataDir, baseURL string, opts UserOptions) 
 }
 
 // SharedWorker returns a worker that crawls into u, a store OpenShared
-// opened, with the key of user owner (api must be authenticated as that
-// user). Every worker of u serialises its commits on u's lock. The caller
-// runs one worker per user and keeps ReadsInternal in step with the
-// user's view (see Shared).
-func (u *User) SharedWorker(api API, owner int64, readsInternal func(project int64) (reads, known bool), opts Options) (*Worker, error) {
-	return u.sharedWorker(api, owner, readsInternal, nil, opts)
-}
-
-// sharedWorker is SharedWorker with a Shared.Indexing hook.
-func (u *User) sharedWorker(api API, owner int64, readsInternal func(project int64) (reads, known bool), indexing func([]indexer.Document), opts Options) (*Worker, error) {
+// opened, with the key of user sh.Owner (api must be authenticated as
+// that user). Every worker of u serialises its commits on u's lock
+// (sh.Commits is set to it). The caller runs one worker per user and
+// keeps sh's functions in step with the user's view (see Shared).
+func (u *User) SharedWorker(api API, sh Shared, opts Options) (*Worker, error) {
 	if !u.Identity.Shared {
 		return nil, fmt.Errorf("shared worker: %s is a user's own store", u.Dir)
 	}
-	if owner <= 0 {
-		return nil, fmt.Errorf("shared worker: invalid user id %d", owner)
+	if sh.Owner <= 0 {
+		return nil, fmt.Errorf("shared worker: invalid user id %d", sh.Owner)
 	}
-	opts.Shared = &Shared{Owner: owner, Commits: &u.sharedCommits, ReadsInternal: readsInternal, Indexing: indexing}
+	sh.Commits = &u.sharedCommits
+	opts.Shared = &sh
 	if opts.Logger == nil {
 		opts.Logger = u.log
 	}

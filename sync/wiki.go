@@ -2,10 +2,12 @@ package sync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
@@ -58,6 +60,29 @@ func (w *Worker) syncWiki(ctx context.Context, r *run, st *store.SyncState, kr *
 	// signal: it says the first probe finished, not the latest.
 	full := st.LastFullListing.IsZero() || st.Extra[extraProbeNext] != "" ||
 		w.opts.Now().Sub(st.LastFullListing) >= w.opts.WikiFullProbeEvery
+	if full && st.Extra[extraProbeNext] == "" && w.shared() && !w.opts.Shared.Admin {
+		// An administrator's recent full probe asked every id up to its
+		// end with a key that reads every wiki: an id below it that no
+		// user found held no page then, and pages made since have higher
+		// ids than any then, so looking past the highest known page
+		// finds them, as an incremental sync does.
+		at, ok, err := w.adminProbe()
+		if err != nil {
+			return err
+		}
+		if ok && w.opts.Now().Sub(at) < w.opts.WikiFullProbeEvery {
+			maxKnown, err := w.st.MaxID(kind.WikiPage)
+			if err != nil {
+				return fmt.Errorf("read highest wiki page id: %w", err)
+			}
+			if err := w.probeWiki(ctx, r, st, kr, maxKnown+1, 0, w.opts.WikiMissRun, 0, false); err != nil {
+				return err
+			}
+			st.Complete = true
+			st.LastFullListing = at
+			return w.commit(ctx, nil, nil, nil, st)
+		}
+	}
 	if full {
 		started := w.opts.Now()
 		next, _ := strconv.ParseInt(st.Extra[extraProbeNext], 10, 64)
@@ -76,7 +101,15 @@ func (w *Worker) syncWiki(ctx context.Context, r *run, st *store.SyncState, kr *
 		delete(st.Extra, extraProbeRun)
 		st.Complete = true
 		st.LastFullListing = started
-		return w.commit(ctx, nil, nil, nil, st)
+		var write func(*store.WriteTx) error
+		if w.shared() && w.opts.Shared.Admin {
+			raw, err := json.Marshal(adminProbe{At: started})
+			if err != nil {
+				return fmt.Errorf("record the administrator's wiki probe: %w", err)
+			}
+			write = func(tx *store.WriteTx) error { return tx.SetMeta(adminProbeKey, raw) }
+		}
+		return w.commit(ctx, write, nil, nil, st)
 	}
 	if err := w.recheckWiki(ctx, r, st, kr); err != nil {
 		return err
@@ -87,6 +120,31 @@ func (w *Worker) syncWiki(ctx context.Context, r *run, st *store.SyncState, kr *
 	// A full probe finished before (else this run had been one).
 	st.Complete = true
 	return nil
+}
+
+// adminProbeKey is the shared store's meta key of the last full wiki
+// probe an administrator finished.
+const adminProbeKey = "sync.wiki_admin_probe"
+
+type adminProbe struct {
+	// At is when the probe started: pages made after it may be below its
+	// end only if they are above every page it found.
+	At time.Time `json:"at"`
+}
+
+// adminProbe returns when the last full wiki probe by an administrator
+// started, if one finished.
+func (w *Worker) adminProbe() (time.Time, bool, error) {
+	raw, ok, err := w.st.Meta(adminProbeKey)
+	if err != nil || !ok {
+		return time.Time{}, false, err
+	}
+	var p adminProbe
+	if err := json.Unmarshal(raw, &p); err != nil || p.At.IsZero() {
+		// A damaged record vouches for nothing: probe in full.
+		return time.Time{}, false, nil
+	}
+	return p.At, true, nil
 }
 
 // wikiResult is the outcome of fetching one wiki page id: found, absent
@@ -242,11 +300,23 @@ func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr 
 	// A shared store's full probe asks only for the ids no user found:
 	// the known pages are re-read round-robin like any (recheckWiki).
 	var known []int64
+	// unread are the known pages in projects whose wiki the user does
+	// not read: misses for this user, not pages.
+	unread := map[int64]bool{}
 	if w.shared() && full {
-		var err error
-		if known, err = w.st.IDs(kind.WikiPage); err != nil {
-			return fmt.Errorf("read wiki page ids: %w", err)
+		err := w.st.ScanWikiPages(ctx, store.DefaultScanBatch, func(ps []openproject.WikiPage) error {
+			for _, p := range ps {
+				known = append(known, p.ID)
+				if rw := w.opts.Shared.ReadsWiki; rw != nil && !rw(p.Project.ID) {
+					unread[p.ID] = true
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read wiki pages: %w", err)
 		}
+		slices.Sort(known)
 	}
 	for runLen < missRun || next <= minEnd {
 		n := max(missRun-runLen, 1)
@@ -273,6 +343,8 @@ func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr 
 		for id := next; id < next+int64(n); id++ {
 			res, asked := got[id]
 			switch {
+			case !asked && unread[id]: // known, but not this user's
+				runLen++
 			case !asked: // known: a page
 				runLen, failRun = 0, 0
 			case res.err != nil:

@@ -189,6 +189,16 @@ type Shared struct {
 	// listed work packages no reader fetched. A crawl that finds an
 	// internal comment in a project knows its user reads them there.
 	ReadsInternal func(project int64) (reads, known bool)
+	// ReadsWiki reports whether the user reads project p's wiki, as their
+	// latest view knows (nil: every wiki). A full wiki probe counts a
+	// page another user found as a page only where the user reads it,
+	// so its run past the pages is as long as the user's own probe's.
+	ReadsWiki func(project int64) bool
+	// Admin says the user is an administrator, who reads every wiki:
+	// their full probe, once finished, vouches for every id below its
+	// end, and other users' full probes within WikiFullProbeEvery of it
+	// only look past the highest known page (see syncWiki).
+	Admin bool
 	// Indexing, if set, is told every batch of documents the worker is
 	// about to index, before the index holds them, under the commit lock
 	// every worker of the store shares: what decides each user's view
