@@ -3,6 +3,7 @@ package access_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -637,4 +638,87 @@ func TestSharedWikiProbeAfterAdmin(t *testing.T) {
 		t.Errorf("alice sees %d wiki pages of the shared store, her own store holds %d", len(got), len(want))
 	}
 	t.Logf("wiki probes of alice's first crawl: %d alone, %d after the administrator's", alone, after)
+}
+
+// TestHoldingsCacheFollowsCrawls: holdings kept current by the batches
+// the crawls index equal a fresh read of the store, and a work package
+// moving project or gaining internal comments moves in them.
+func TestHoldingsCacheFollowsCrawls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls a shared store")
+	}
+	_, base := optesting.Start(t, opgen.Generate(mixed), optest.Options{})
+	shared, err := sync.OpenShared(t.Context(), t.TempDir(), base, sync.UserOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = shared.Close() })
+	cache := access.NewHoldingsCache(shared.Store)
+	empty, err := cache.Get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{optest.AliceKey, optest.BobKey, opgen.CarolKey} {
+		c := client(t, base, key)
+		me, err := c.Me(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := shared.SharedWorker(c, sync.Shared{Owner: me.ID, Indexing: func(docs []indexer.Document) { cache.Apply(access.ChangesOf(docs)) }}, sync.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := cache.Get(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := access.HoldingsOf(t.Context(), shared.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := func(h *access.Holdings) string {
+		var b strings.Builder
+		for name, m := range map[string]map[int64][]int64{"wp": h.WorkPackages, "wiki": h.WikiPages, "meeting": h.Meetings, "internal": h.Internal} {
+			for _, p := range slices.Sorted(maps.Keys(m)) {
+				if len(m[p]) > 0 {
+					fmt.Fprintf(&b, "%s %d %v\n", name, p, m[p])
+				}
+			}
+		}
+		lines := strings.Split(b.String(), "\n")
+		slices.Sort(lines)
+		return strings.Join(lines, "\n")
+	}
+	if norm(got) != norm(want) {
+		t.Errorf("kept holdings differ from the store's:\nkept  %.400s\nstore %.400s", norm(got), norm(want))
+	}
+	if len(want.WorkPackages) == 0 || len(want.Internal) == 0 {
+		t.Fatal("test data: nothing held")
+	}
+	if len(empty.WorkPackages) != 0 {
+		t.Error("the first read was changed by later batches")
+	}
+
+	// A work package moves to another project, with internal comments.
+	var from, to int64
+	for _, p := range slices.Sorted(maps.Keys(want.WorkPackages)) {
+		if from == 0 {
+			from = p
+		} else if to == 0 {
+			to = p
+		}
+	}
+	id := want.WorkPackages[from][0]
+	cache.Apply([]access.Change{{Kind: kind.WorkPackage, ID: id, Project: to, Twin: true}})
+	moved, _ := cache.Get(t.Context())
+	if slices.Contains(moved.WorkPackages[from], id) || !slices.Contains(moved.WorkPackages[to], id) || !slices.Contains(moved.Internal[to], id) {
+		t.Errorf("after the move: in %d %v, in %d %v, internal in %d %v", from, slices.Contains(moved.WorkPackages[from], id), to, slices.Contains(moved.WorkPackages[to], id), to, slices.Contains(moved.Internal[to], id))
+	}
+	if !slices.Contains(got.WorkPackages[from], id) {
+		t.Error("Apply changed holdings handed out before")
+	}
 }

@@ -3,63 +3,154 @@ package access
 import (
 	"context"
 	"fmt"
-	"strconv"
-	gosync "sync"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/store"
 )
 
-// HoldingsCache reads a store's Holdings once per store generation for
-// every user whose view is computed from it: HoldingsOf scans every
-// stored entity, and between two commits the answer cannot change.
+// HoldingsCache keeps what a shared store holds for every user whose
+// view is computed from it: read from the store once (HoldingsOf scans
+// every stored entity, seconds at a hundred thousand work packages),
+// then kept current by Apply, which the store's writers call with every
+// batch they index (sync.Shared.Indexing), so a view refresh costs no
+// scan.
 type HoldingsCache struct {
 	st     *store.Store
 	flight singleflight.Group
 
-	mu  gosync.Mutex
-	gen uint64
-	h   *Holdings
+	mu sync.Mutex
+	h  *Holdings
+	// where is each held entity's project, by kind, for moves.
+	where map[kind.Kind]map[int64]int64
+	// early are the batches applied while the first read ran, applied
+	// again to its result.
+	reading bool
+	early   []Change
 }
 
 // NewHoldingsCache returns a cache of st's holdings.
 func NewHoldingsCache(st *store.Store) *HoldingsCache { return &HoldingsCache{st: st} }
 
-// Get returns what the store holds, read at its current generation or
-// later. The returned value is shared: callers must not change it.
+// Get returns what the store holds. The returned value is shared and
+// never changed: Apply makes a new one.
 func (c *HoldingsCache) Get(ctx context.Context) (*Holdings, error) {
-	gen, err := c.st.Generation()
-	if err != nil {
-		return nil, fmt.Errorf("read holdings: %w", err)
-	}
 	c.mu.Lock()
-	if c.h != nil && c.gen >= gen {
+	if c.h != nil {
 		h := c.h
 		c.mu.Unlock()
 		return h, nil
 	}
 	c.mu.Unlock()
-	v, err, _ := c.flight.Do(strconv.FormatUint(gen, 10), func() (any, error) {
+	v, err, _ := c.flight.Do("read", func() (any, error) {
+		c.mu.Lock()
+		c.reading, c.early = true, nil
+		c.mu.Unlock()
 		h, err := HoldingsOf(ctx, c.st)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		early := c.early
+		c.reading, c.early = false, nil
 		if err != nil {
 			return nil, err
 		}
-		c.mu.Lock()
-		// The scan began at gen or later, so it holds at least gen's
-		// state; a newer read may have landed meanwhile.
-		if c.h == nil || gen > c.gen {
-			c.h, c.gen = h, gen
+		c.where = h.where()
+		for _, ch := range early {
+			h = h.with([]Change{ch}, c.where)
 		}
-		c.mu.Unlock()
+		c.h = h
 		return h, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.(*Holdings), nil
+}
+
+// Apply records a batch of documents about to be indexed (ChangesOf) in
+// the holdings. Call it for every batch written to the store, before the
+// index holds it; a batch whose commit then fails stays recorded, which
+// shows nobody anything (it is not in the index).
+func (c *HoldingsCache) Apply(batch []Change) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.h != nil:
+		c.h = c.h.with(batch, c.where)
+	case c.reading:
+		c.early = append(c.early, batch...)
+	}
+}
+
+// where returns each held entity's project, by kind.
+func (h *Holdings) where() map[kind.Kind]map[int64]int64 {
+	w := map[kind.Kind]map[int64]int64{kind.WorkPackage: {}, kind.WikiPage: {}, kind.Meeting: {}}
+	for k, m := range map[kind.Kind]map[int64][]int64{kind.WorkPackage: h.WorkPackages, kind.WikiPage: h.WikiPages, kind.Meeting: h.Meetings} {
+		for p, ids := range m {
+			for _, id := range ids {
+				w[k][id] = p
+			}
+		}
+	}
+	return w
+}
+
+// with returns h with batch recorded (where is updated in place): an
+// entity is held in its new project, no longer in an old one, and a work
+// package is among the internal ones exactly when it has a public twin.
+// Only the lists that change are copied.
+func (h *Holdings) with(batch []Change, where map[kind.Kind]map[int64]int64) *Holdings {
+	n := *h
+	copied := map[*map[int64][]int64]bool{}
+	edit := func(m *map[int64][]int64, p, id int64, add bool) {
+		ids := (*m)[p]
+		i, found := slices.BinarySearch(ids, id)
+		if found == add {
+			return
+		}
+		if !copied[m] {
+			if *m = maps.Clone(*m); *m == nil {
+				*m = map[int64][]int64{}
+			}
+			copied[m] = true
+		}
+		if add {
+			(*m)[p] = slices.Insert(slices.Clone(ids), i, id)
+		} else {
+			(*m)[p] = slices.Delete(slices.Clone(ids), i, i+1)
+		}
+	}
+	for _, ch := range batch {
+		var m *map[int64][]int64
+		switch ch.Kind {
+		case kind.WorkPackage:
+			m = &n.WorkPackages
+		case kind.WikiPage:
+			m = &n.WikiPages
+		case kind.Meeting:
+			m = &n.Meetings
+		default:
+			continue
+		}
+		if old, ok := where[ch.Kind][ch.ID]; ok && old != ch.Project {
+			edit(m, old, ch.ID, false)
+			if ch.Kind == kind.WorkPackage {
+				edit(&n.Internal, old, ch.ID, false)
+			}
+		}
+		where[ch.Kind][ch.ID] = ch.Project
+		edit(m, ch.Project, ch.ID, true)
+		if ch.Kind == kind.WorkPackage {
+			edit(&n.Internal, ch.Project, ch.ID, ch.Twin)
+		}
+	}
+	return &n
 }
 
 // Tracker keeps one user's view of a shared store current: Refresh
@@ -76,7 +167,7 @@ type Tracker struct {
 	// caller can give up with its context.
 	sem chan struct{}
 
-	mu   gosync.Mutex
+	mu   sync.Mutex
 	view *View
 	err  error
 	// replay collects the batches applied while a refresh runs: the

@@ -72,6 +72,7 @@ func (s *sharedInstance) remove(t *access.Tracker) {
 func (s *sharedInstance) indexing(owner int64) func([]indexer.Document) {
 	return func(docs []indexer.Document) {
 		batch := access.ChangesOf(docs)
+		s.held.Apply(batch)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for t := range s.trackers {
