@@ -664,7 +664,7 @@ func TestHoldingsCacheFollowsCrawls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := shared.SharedWorker(c, sync.Shared{Owner: me.ID, Indexing: func(docs []indexer.Document) { cache.Apply(access.ChangesOf(docs)) }}, sync.Options{})
+		w, err := shared.SharedWorker(c, sync.Shared{Owner: me.ID, Indexing: func(docs []indexer.Document, deleted []string) { cache.Apply(access.ChangesOf(docs, deleted)) }}, sync.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -720,5 +720,84 @@ func TestHoldingsCacheFollowsCrawls(t *testing.T) {
 	}
 	if !slices.Contains(got.WorkPackages[from], id) {
 		t.Error("Apply changed holdings handed out before")
+	}
+}
+
+// TestSharedDeletionsByAdministrator: what an administrator's crawl no
+// longer lists is gone, so it leaves the shared store, the index (with
+// its public twin) and the kept holdings; a user who is not one deletes
+// nothing, since what they do not list may be another's.
+func TestSharedDeletionsByAdministrator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls a shared store")
+	}
+	srv, base := optesting.Start(t, opgen.Generate(mixed), optest.Options{})
+	shared, err := sync.OpenShared(t.Context(), t.TempDir(), base, sync.UserOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = shared.Close() })
+	cache := access.NewHoldingsCache(shared.Store)
+	if _, err := cache.Get(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	worker := func(key string) *sync.Worker {
+		c := client(t, base, key)
+		me, err := c.Me(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := shared.SharedWorker(c, sync.Shared{Owner: me.ID, Admin: me.Admin,
+			Indexing: func(docs []indexer.Document, deleted []string) { cache.Apply(access.ChangesOf(docs, deleted)) }}, sync.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	admin, alice := worker(optest.AdminKey), worker(optest.AliceKey)
+	for _, w := range []*sync.Worker{admin, alice} {
+		if _, err := w.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, _ := cache.Get(t.Context())
+	var gone, p int64
+	for pp, ids := range held.Internal {
+		gone, p = ids[0], pp // one with a public twin
+		break
+	}
+	if gone == 0 {
+		t.Fatal("test data: no work package with internal comments")
+	}
+	if err := srv.DeleteWorkPackage(gone); err != nil {
+		t.Fatal(err)
+	}
+	stored := func() bool {
+		_, found, err := shared.Store.WorkPackage(gone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	if _, err := alice.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !stored() {
+		t.Fatal("a crawl by a user who is not an administrator deleted a work package")
+	}
+	if _, err := admin.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if stored() {
+		t.Fatal("the administrator's crawl kept a work package deleted upstream")
+	}
+	docs := visibleForms(t, shared.Index, &indexer.Visibility{Projects: []int64{p}})
+	for _, id := range []string{indexer.DocID(kind.WorkPackage, gone), indexer.PublicDocID(gone)} {
+		if slices.Contains(docs, id) {
+			t.Errorf("%s is still indexed", id)
+		}
+	}
+	if held, _ := cache.Get(t.Context()); slices.Contains(held.WorkPackages[p], gone) || slices.Contains(held.Internal[p], gone) {
+		t.Error("the kept holdings still hold the deleted work package")
 	}
 }

@@ -104,6 +104,9 @@ func (v *View) Apply(batch []Change, fetched bool) *View {
 		set(show, id, on && !wholesale)
 	}
 	for _, it := range batch {
+		if it.Deleted {
+			continue // gone from the index: nothing left to show or hide
+		}
 		g := v.projects[it.Project]
 		switch it.Kind {
 		case kind.Project:
@@ -184,12 +187,22 @@ type Change struct {
 	ID      int64
 	Project int64
 	Twin    bool
+	// Deleted says the entity leaves the store and the index.
+	Deleted bool
 }
 
-// ChangesOf returns the changes docs make, one per entity: a work
-// package's whole document and public twin are one change.
-func ChangesOf(docs []indexer.Document) []Change {
-	out := make([]Change, 0, len(docs))
+// ChangesOf returns the changes a batch makes, one per entity: docs
+// about to be indexed (a work package's whole document and public twin
+// are one change) and the ids of documents about to be deleted (a public
+// twin's alone is not a change of its work package, whose document is
+// in docs).
+func ChangesOf(docs []indexer.Document, deleted []string) []Change {
+	out := make([]Change, 0, len(docs)+len(deleted))
+	for _, id := range deleted {
+		if k, n, ok := indexer.ParseDocID(id); ok && !indexer.IsPublicTwin(id) {
+			out = append(out, Change{Kind: k, ID: n, Deleted: true})
+		}
+	}
 	at := map[string]int{}
 	for _, d := range docs {
 		full := indexer.DocID(d.Kind, d.EntityID)

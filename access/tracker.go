@@ -138,11 +138,15 @@ func (h *Holdings) with(batch []Change, where map[kind.Kind]map[int64]int64) *Ho
 		default:
 			continue
 		}
-		if old, ok := where[ch.Kind][ch.ID]; ok && old != ch.Project {
+		if old, ok := where[ch.Kind][ch.ID]; ok && (ch.Deleted || old != ch.Project) {
 			edit(m, old, ch.ID, false)
 			if ch.Kind == kind.WorkPackage {
 				edit(&n.Internal, old, ch.ID, false)
 			}
+		}
+		if ch.Deleted {
+			delete(where[ch.Kind], ch.ID)
+			continue
 		}
 		where[ch.Kind][ch.ID] = ch.Project
 		edit(m, ch.Project, ch.ID, true)

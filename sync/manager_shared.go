@@ -69,9 +69,9 @@ func (s *sharedInstance) remove(t *access.Tracker) {
 
 // indexing is the Shared.Indexing hook of owner's worker: every active
 // user's view learns of the batch before the index holds it.
-func (s *sharedInstance) indexing(owner int64) func([]indexer.Document) {
-	return func(docs []indexer.Document) {
-		batch := access.ChangesOf(docs)
+func (s *sharedInstance) indexing(owner int64) func([]indexer.Document, []string) {
+	return func(docs []indexer.Document, deleted []string) {
+		batch := access.ChangesOf(docs, deleted)
 		s.held.Apply(batch)
 		s.mu.Lock()
 		defer s.mu.Unlock()

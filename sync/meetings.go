@@ -57,7 +57,7 @@ func (w *Worker) syncProjects(ctx context.Context, r *run, st *store.SyncState, 
 	}
 	kr.Updated = len(puts)
 
-	if w.shared() {
+	if !w.mayDelete() {
 		return nil // what this user does not list may be another's
 	}
 	gone, err := w.confirmGone(ctx, kind.Project, listed, func(ctx context.Context, id int64) error {
@@ -152,7 +152,7 @@ func (w *Worker) syncMeetings(ctx context.Context, r *run, st *store.SyncState, 
 			st.Retry = dropID(st.Retry, id)
 		}
 	}
-	if w.shared() {
+	if !w.mayDelete() {
 		st.Complete = true
 		return nil // what this user does not list may be another's
 	}

@@ -223,7 +223,7 @@ func (w *Worker) applyWiki(ctx context.Context, ids []int64, res []wikiResult, s
 		case confirm && wasMissing:
 			retry = dropID(retry, id)
 			confirmed = append(confirmed, id)
-		case w.shared():
+		case !w.mayDelete():
 			// Another user may read the page (see Shared).
 			retry, missing = dropID(retry, id), dropID(missing, id)
 		default:

@@ -200,10 +200,11 @@ type Shared struct {
 	// only look past the highest known page (see syncWiki).
 	Admin bool
 	// Indexing, if set, is told every batch of documents the worker is
-	// about to index, before the index holds them, under the commit lock
-	// every worker of the store shares: what decides each user's view
-	// (access.View.Apply) sees each batch before any search can.
-	Indexing func(docs []indexer.Document)
+	// about to index or delete (by id), before the index holds the
+	// change, under the commit lock every worker of the store shares:
+	// what decides each user's view (access.View.Apply) sees each batch
+	// before any search can.
+	Indexing func(docs []indexer.Document, deleted []string)
 }
 
 func (o Options) withDefaults() Options {
@@ -309,6 +310,11 @@ func NewWorker(api API, st *store.Store, idx Index, opts Options) *Worker {
 	}
 	return w
 }
+
+// mayDelete reports whether what the worker's user no longer lists is
+// gone: in a user's own store, or for an administrator, who sees
+// everything; in a shared store it may be another user's.
+func (w *Worker) mayDelete() bool { return !w.shared() || w.opts.Shared.Admin }
 
 // owner is the user whose sync state the worker keeps: 0 in a user's own
 // store, Shared.Owner in a shared one.
@@ -531,8 +537,8 @@ func (w *Worker) commitLocked(ctx context.Context, write func(*store.WriteTx) er
 			pending = append(pending, d.ID)
 		}
 		pending = append(pending, dels...)
-		if w.opts.Shared != nil && w.opts.Shared.Indexing != nil && len(docs) > 0 {
-			w.opts.Shared.Indexing(docs)
+		if w.opts.Shared != nil && w.opts.Shared.Indexing != nil {
+			w.opts.Shared.Indexing(docs, dels)
 		}
 		if err := w.st.Update(ctx, func(tx *store.WriteTx) error {
 			if write != nil {
@@ -636,9 +642,12 @@ func (w *Worker) deleteEntities(ctx context.Context, k kind.Kind, ids []int64, k
 	if !slices.Contains(indexer.Kinds(), k) {
 		return fmt.Errorf("delete %s: no document kind", k)
 	}
-	dels := make([]string, len(ids))
-	for i, id := range ids {
-		dels[i] = indexer.DocID(k, id)
+	dels := make([]string, 0, len(ids))
+	for _, id := range ids {
+		dels = append(dels, indexer.DocID(k, id))
+		if k == kind.WorkPackage && w.shared() {
+			dels = append(dels, indexer.PublicDocID(id)) // its twin, if it has one
+		}
 	}
 	if err := w.commit(ctx, func(tx *store.WriteTx) error {
 		for _, id := range ids {

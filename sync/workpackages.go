@@ -112,7 +112,7 @@ func (w *Worker) syncWorkPackages(ctx context.Context, r *run, st *store.SyncSta
 	if !drifted {
 		st.Cursor = maxSeen
 	}
-	if full && !drifted && !w.shared() {
+	if full && !drifted && w.mayDelete() {
 		// A full pass is an id listing too: whatever the store holds that
 		// the pass did not list was deleted (or hidden) meanwhile.
 		if err := w.deleteMissingWorkPackages(ctx, r, seen, kr); err != nil {
@@ -524,7 +524,7 @@ func (w *Worker) activityState(ctx context.Context, fetched int, runErr error) {
 // FullListingEvery, it lists all ids (select=total,elements/id) and diffs
 // them with the store.
 func (w *Worker) reconcileWorkPackages(ctx context.Context, r *run, st *store.SyncState, kr *KindReport) error {
-	if w.shared() {
+	if !w.mayDelete() {
 		// The store's count is everyone's, and what this user does not
 		// list may be another's (see Shared).
 		return nil
