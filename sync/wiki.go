@@ -78,6 +78,8 @@ func (w *Worker) syncWiki(ctx context.Context, r *run, st *store.SyncState, kr *
 			if err := w.probeWiki(ctx, r, st, kr, maxKnown+1, 0, w.opts.WikiMissRun, 0, false); err != nil {
 				return err
 			}
+			// Incremental syncs go on past what the store knows.
+			st.HighestID = max(st.HighestID, maxKnown)
 			st.Complete = true
 			st.LastFullListing = at
 			return w.commit(ctx, nil, nil, nil, st)
