@@ -326,10 +326,10 @@ func TestHTTPSharedIndexEqualsPerUser(t *testing.T) {
 // OpenProject while he uses a shared team server: after the next
 // scheduled refresh of his view, no search of his finds anything of that
 // project, while alice's searches are unchanged.
+//
+// It runs in -short mode too, so the race detector sees the shared
+// team server: two crawls, views refreshed every 100 ms under searches.
 func TestHTTPSharedRevocation(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crawls two users")
-	}
 	d := opgen.Generate(mixedGen)
 	op, base := optesting.Start(t, d, optest.Options{})
 	shared := startModeServer(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: 100 * time.Millisecond})
