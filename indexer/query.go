@@ -248,6 +248,16 @@ func synonymsOf(r index.IndexReader, t string) []string {
 
 // termDF returns the number of documents whose field holds t.
 func termDF(r index.IndexReader, field, t string) uint64 {
+	if vr, ok := r.(*visibleReader); ok {
+		// Counted once per snapshot and visibility: opening the term's
+		// postings to read a cached count cost a restricted search
+		// most of its prefix expansion.
+		n, err := vr.count(context.Background(), field, []byte(t))
+		if err != nil {
+			return 0
+		}
+		return n
+	}
 	tfr, err := r.TermFieldReader(context.Background(), []byte(t), field, false, false, false)
 	if err != nil {
 		return 0
