@@ -30,6 +30,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	wps := fs.Int("work-packages", 3000, "number of generated work packages")
 	seed := fs.Int64("seed", 1, "generator seed; the same seed gives the same data")
 	dataDir := fs.String("data-dir", "", "where the demo's indexes are kept (default: a temporary directory removed on exit)")
+	sharedIndex := fs.Bool("shared-index", false, "serve every user from one shared index (serve --shared-index) instead of one per user")
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
@@ -80,10 +81,11 @@ func runDemo(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	prog := newProgress(e.stderr)
-	u, err := sync.OpenUser(ctx, *dataDir, client, sync.UserOptions{
+	uo := sync.UserOptions{
 		Logger:        e.logger,
 		WorkerOptions: sync.Options{Logger: e.logger, Progress: func(k kind.Kind, done, total int) { prog.update(string(k), done, total) }},
-	})
+	}
+	u, worker, err := openDemoIndex(ctx, *dataDir, client, uo, *sharedIndex)
 	if err != nil {
 		return fmt.Errorf("open the demo index: %w", err)
 	}
@@ -97,7 +99,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(e.stderr, "syncing the demo admin's view of OpenProject ...")
-	rep, err := u.Worker.Sync(ctx)
+	rep, err := worker.Sync(ctx)
 	prog.finish()
 	if err != nil {
 		return fmt.Errorf("sync: %w", err)
@@ -117,7 +119,8 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	}
 	conn := &connConfig{baseURL: baseURL, dataDir: *dataDir, timeout: 30 * time.Second}
 	return runServeHTTP(ctx, e, httpServe{
-		conn: conn, flags: &httpFlags{addr: *addr, idleTimeout: sync.DefaultIdleTimeout, maxUsers: sync.DefaultMaxUsers, maxSyncs: sync.DefaultMaxConcurrentSyncs, keyGrace: sync.DefaultKeyGrace},
+		conn: conn, flags: &httpFlags{addr: *addr, idleTimeout: sync.DefaultIdleTimeout, maxUsers: sync.DefaultMaxUsers, maxSyncs: sync.DefaultMaxConcurrentSyncs, keyGrace: sync.DefaultKeyGrace,
+			sharedIndex: *sharedIndex, viewRefresh: sync.DefaultViewRefresh},
 		spec: sync.DefaultSpec,
 		ready: func(addr string) {
 			printDemo(e.stdout, "http://"+addr+"/mcp", baseURL, *dataDir, examples)
@@ -255,4 +258,32 @@ func indentJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// openDemoIndex opens the index the demo admin's sync fills before
+// serving: the admin's own, or the instance's shared one, crawled with
+// the admin's key (an administrator's crawl vouches for every wiki id,
+// so the other demo users' first crawls are cheap).
+func openDemoIndex(ctx context.Context, dataDir string, client *openproject.Client, uo sync.UserOptions, shared bool) (*sync.User, *sync.Worker, error) {
+	if !shared {
+		u, err := sync.OpenUser(ctx, dataDir, client, uo)
+		if err != nil {
+			return nil, nil, err
+		}
+		return u, u.Worker, nil
+	}
+	me, err := client.Me(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := sync.OpenShared(ctx, dataDir, client.BaseURL(), uo)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := u.SharedWorker(client, sync.Shared{Owner: me.ID, Admin: me.Admin}, uo.WorkerOptions)
+	if err != nil {
+		_ = u.Close()
+		return nil, nil, err
+	}
+	return u, w, nil
 }

@@ -26,12 +26,20 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestRun_Demo(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--shared-index"}} {
+		t.Run(strings.Join(append([]string{"demo"}, extra...), " "), func(t *testing.T) { testDemo(t, extra...) })
+	}
+}
+
+// testDemo runs the demo with extra flags, as a user would, and checks
+// what it prints and serves.
+func testDemo(t *testing.T, extra ...string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"demo", "--addr", "127.0.0.1:0", "--work-packages", "300"}, &out, &errb)
+		done <- run(ctx, append([]string{"demo", "--addr", "127.0.0.1:0", "--work-packages", "300"}, extra...), &out, &errb)
 	}()
 
 	urlRE := regexp.MustCompile(`MCP URL \(Streamable HTTP\): (http://\S+/mcp)`)
