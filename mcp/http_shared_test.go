@@ -45,6 +45,12 @@ type modeServer struct {
 }
 
 func startModeServer(t *testing.T, base string, shared *sync.SharedOptions, verify ...bool) *modeServer {
+	return startModeServerIdle(t, base, shared, 0, verify...)
+}
+
+// startModeServerIdle is startModeServer with an idle timeout (0: the
+// default).
+func startModeServerIdle(t *testing.T, base string, shared *sync.SharedOptions, idle time.Duration, verify ...bool) *modeServer {
 	t.Helper()
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -55,6 +61,7 @@ func startModeServer(t *testing.T, base string, shared *sync.SharedOptions, veri
 		},
 		Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, mcp.HTTPUserHooks{}),
 		Schedule:    "@every 1h",
+		IdleTimeout: idle,
 		UserOptions: sync.UserOptions{Logger: logger, WorkerOptions: sync.Options{Logger: logger}},
 		Shared:      shared,
 		Logger:      logger,
@@ -485,5 +492,49 @@ func TestHTTPVerifyResultsUnreachable(t *testing.T) {
 	}
 	if len(a.Results) != 0 || !strings.Contains(a.Note, "withheld: OpenProject could not be asked") {
 		t.Errorf("%d results, note %q; want none, and a note saying they could not be checked", len(a.Results), a.Note)
+	}
+}
+
+// TestHTTPSharedIdleStopAndReturn: a user of the shared index who idles
+// out is stopped (their view and worker go, the shared store stays open
+// for the others) and, returning, answers as before without crawling
+// everything again.
+func TestHTTPSharedIdleStopAndReturn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls two users")
+	}
+	d := opgen.Generate(mixedGen)
+	op, base := optesting.Start(t, d, optest.Options{})
+	s := startModeServerIdle(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}, 200*time.Millisecond)
+	search := func(key string) string {
+		t.Helper()
+		cs := s.connect(t, key)
+		waitSynced(t.Context(), t, cs)
+		var ans map[string]any
+		if err := httpCall(t.Context(), cs, "openproject_search", map[string]any{"query": d.WorkPackages[3].Subject}, &ans); err != nil {
+			t.Fatal(err)
+		}
+		_ = cs.Close()
+		return comparable(t, ans)
+	}
+	first := search(optest.AliceKey)
+	bob := search(optest.BobKey)
+	// A minute bounds a failure; the idle timeout is 200 ms.
+	deadline := time.Now().Add(time.Minute)
+	for s.mgr.ActiveUsers() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d users still active a minute after their last request", s.mgr.ActiveUsers())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := op.RequestCount("GET /api/v3/work_packages/")
+	if again := search(optest.AliceKey); again != first {
+		t.Errorf("alice's answer changed after she returned:\nbefore %.300s\nafter  %.300s", first, again)
+	}
+	if again := search(optest.BobKey); again != bob {
+		t.Errorf("bob's answer changed after he returned")
+	}
+	if n := op.RequestCount("GET /api/v3/work_packages/") - before; n > 50 {
+		t.Errorf("returning users fetched %d work package activities: their crawl started over", n)
 	}
 }
