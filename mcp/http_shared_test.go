@@ -85,7 +85,7 @@ func startModeServerIdle(t *testing.T, base string, shared *sync.SharedOptions, 
 			t.Errorf("close manager: %v", err)
 		}
 		out := logs.String()
-		for _, k := range mixedKeys {
+		for _, k := range append([]string{optest.AdminKey}, mixedKeys...) {
 			if strings.Contains(out, k) {
 				t.Errorf("the log contains the API key %s", k)
 			}
@@ -536,5 +536,55 @@ func TestHTTPSharedIdleStopAndReturn(t *testing.T) {
 	}
 	if n := op.RequestCount("GET /api/v3/work_packages/") - before; n > 50 {
 		t.Errorf("returning users fetched %d work package activities: their crawl started over", n)
+	}
+}
+
+// TestHTTPSharedCrawlKey: with an administrator's key as the crawl
+// account, the shared store is filled before anyone asks, and a user's
+// first sync costs a few dozen requests (issue 14: at most 60) while
+// their answers stay exactly their own.
+func TestHTTPSharedCrawlKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls the whole mixed set")
+	}
+	d := opgen.Generate(mixedGen)
+	op, base := optesting.Start(t, d, optest.Options{})
+	s := startModeServer(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour, CrawlKey: optest.AdminKey})
+	perUser := startModeServer(t, base, nil)
+	// A minute bounds a failure; the crawl takes about a second.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if last, ok := s.mgr.CrawlReport(); ok {
+			if last.Err != nil {
+				t.Fatalf("the crawl account's sync failed: %v", last.Err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the crawl account has not synced a minute after the start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	before := op.TotalRequests()
+	cs := s.connect(t, opgen.CarolKey)
+	waitSynced(t.Context(), t, cs)
+	if n := op.TotalRequests() - before; n > 60 {
+		t.Errorf("carol's first sync of a store the crawl account filled took %d requests, want at most 60", n)
+	} else {
+		t.Logf("carol's view and first sync: %d requests", n)
+	}
+	own := perUser.connect(t, opgen.CarolKey)
+	waitSynced(t.Context(), t, own)
+	for _, args := range mixedQueries(d, 40) {
+		var a, b map[string]any
+		if err := httpCall(t.Context(), cs, "openproject_search", args, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := httpCall(t.Context(), own, "openproject_search", args, &b); err != nil {
+			t.Fatal(err)
+		}
+		if comparable(t, a) != comparable(t, b) {
+			t.Fatalf("%v: the shared answer differs from carol's own:\nshared   %.500s\nper-user %.500s", args, comparable(t, a), comparable(t, b))
+		}
 	}
 }

@@ -240,6 +240,10 @@ func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 	if shared != nil {
 		m.bg.Add(1)
 		go m.refreshViews()
+		if opts.Shared.CrawlKey != "" {
+			m.bg.Add(1)
+			go m.crawl()
+		}
 	}
 	return m, nil
 }

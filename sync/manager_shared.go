@@ -34,6 +34,13 @@ type SharedOptions struct {
 	RefreshEvery time.Duration
 	// Access tunes the view computations (Full is set per refresh).
 	Access access.Options
+	// CrawlKey, if set, is the key of an account that crawls the shared
+	// store on the schedule whether or not anyone uses the server, and
+	// never answers a request. An administrator's key fetches every
+	// document once for all users and vouches for every wiki id, so a
+	// user's first crawl then costs a few dozen requests; what each user
+	// may see is still asked with their own key.
+	CrawlKey string
 }
 
 // sharedInstance is the store every user of the instance shares, and the
@@ -41,6 +48,11 @@ type SharedOptions struct {
 type sharedInstance struct {
 	user *User
 	held *access.HoldingsCache
+
+	// crawled is the outcome of the crawl account's last sync.
+	crawlMu  gosync.Mutex
+	crawled  *Report
+	crawlErr error
 
 	mu       gosync.Mutex
 	trackers map[*access.Tracker]struct{}
@@ -212,4 +224,96 @@ func (m *Manager[A]) RefreshViews(ctx context.Context) error {
 		}
 	}
 	return first
+}
+
+// crawl runs the crawl account's syncs (SharedOptions.CrawlKey) until
+// the Manager closes. OpenProject is asked who the key belongs to first,
+// again and again with a growing pause while it cannot answer; a key it
+// rejects ends the crawl, with the reason logged.
+func (m *Manager[A]) crawl() {
+	defer m.bg.Done()
+	log := m.log.With("crawler", true)
+	for delay := time.Duration(0); ; delay = min(max(2*delay, 10*time.Second), 5*time.Minute) {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		w, err := m.crawler()
+		switch {
+		case errors.Is(err, openproject.ErrUnauthenticated), errors.Is(err, openproject.ErrPermission):
+			log.Error("OpenProject rejected the crawl key; the shared store is crawled only by its users", "error", err)
+			return
+		case err != nil:
+			log.Warn("cannot start the crawl account's syncs; trying again", "error", err, "in", min(max(2*delay, 10*time.Second), 5*time.Minute))
+			continue
+		}
+		sch, err := NewScheduler(w, SchedulerOptions{
+			Spec: m.opts.Schedule, Logger: m.opts.Logger,
+			OnSync: func(rep Report, err error) {
+				m.up.observe(err, m.opts.Now())
+				m.shared.crawlMu.Lock()
+				m.shared.crawled, m.shared.crawlErr = &rep, err
+				m.shared.crawlMu.Unlock()
+			},
+			Acquire: func(ctx context.Context) (func(), error) {
+				if err := m.syncs.Acquire(ctx, 1); err != nil {
+					return nil, err
+				}
+				return func() { m.syncs.Release(1) }, nil
+			},
+		})
+		if err != nil { // the spec was validated in NewManager
+			log.Error("cannot schedule the crawl account's syncs", "error", err)
+			return
+		}
+		log.Info("the crawl account syncs the shared store", "schedule", m.opts.Schedule)
+		sch.Start(m.ctx)
+		<-m.ctx.Done()
+		sch.Stop()
+		return
+	}
+}
+
+// crawler returns the crawl account's worker.
+func (m *Manager[A]) crawler() (*Worker, error) {
+	client, err := m.opts.NewClient(m.opts.Shared.CrawlKey)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(m.ctx, 30*time.Second)
+	defer cancel()
+	me, err := client.Me(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ask who the crawl key belongs to: %w", err)
+	}
+	var reads func(int64) (bool, bool)
+	if me.Admin {
+		// An administrator holds every permission.
+		reads = func(int64) (bool, bool) { return true, true }
+	}
+	return m.shared.user.SharedWorker(client, Shared{
+		Owner: me.ID, Admin: me.Admin, ReadsInternal: reads, Indexing: m.shared.indexing(me.ID),
+	}, m.opts.UserOptions.WorkerOptions)
+}
+
+// CrawlReport is the outcome of the crawl account's last sync
+// (SharedOptions.CrawlKey): its report and error; ok is false before the
+// first ended.
+func (m *Manager[A]) CrawlReport() (last CrawlOutcome, ok bool) {
+	if m.shared == nil {
+		return CrawlOutcome{}, false
+	}
+	m.shared.crawlMu.Lock()
+	defer m.shared.crawlMu.Unlock()
+	if m.shared.crawled == nil {
+		return CrawlOutcome{}, false
+	}
+	return CrawlOutcome{Report: *m.shared.crawled, Err: m.shared.crawlErr}, true
+}
+
+// CrawlOutcome is one sync of the crawl account.
+type CrawlOutcome struct {
+	Report Report
+	Err    error
 }

@@ -34,6 +34,7 @@ type httpFlags struct {
 	perUserIndex   bool
 	viewRefresh    time.Duration
 	verifyResults  bool
+	crawlKey       string
 }
 
 // bindHTTP registers the HTTP mode's flags. PORT (the reference server's
@@ -55,6 +56,7 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 	fs.BoolVar(&h.sharedIndex, "shared-index", false, "HTTP mode: keep one store and index for every user of the instance, each user seeing what OpenProject shows their key (refreshed every --view-refresh), instead of one per user")
 	fs.BoolVar(&h.perUserIndex, "per-user-index", false, "HTTP mode: keep one store and index per user (the default; the reference the shared index is tested against)")
 	fs.DurationVar(&h.viewRefresh, "view-refresh", sync.DefaultViewRefresh, "HTTP mode with --shared-index: how often each active user's permissions are asked of OpenProject again (also after each of their syncs and key checks)")
+	fs.StringVar(&h.crawlKey, "crawl-api-key", e.getenv("OPSEARCH_CRAWL_API_KEY"), "HTTP mode with --shared-index: the API key of an account (best an administrator's) that crawls the shared store on the schedule and answers no request (env OPSEARCH_CRAWL_API_KEY; prefer the environment: arguments show in process lists)")
 	fs.BoolVar(&h.verifyResults, "verify-results", false, "HTTP mode: check every search result with OpenProject, with the user's key, before answering (verdicts kept 5s): a permission taken away shows at once, at a request per result")
 	return h
 }
@@ -65,12 +67,14 @@ func (h *httpFlags) shared(baseURL string) (*sync.SharedOptions, error) {
 	switch {
 	case h.sharedIndex && h.perUserIndex:
 		return nil, errors.New("--shared-index and --per-user-index exclude each other")
+	case !h.sharedIndex && strings.TrimSpace(h.crawlKey) != "":
+		return nil, errors.New("--crawl-api-key (OPSEARCH_CRAWL_API_KEY) needs --shared-index: each user's own index is crawled with their key")
 	case !h.sharedIndex:
 		return nil, nil
 	case h.viewRefresh <= 0:
 		return nil, fmt.Errorf("invalid --view-refresh %s: it must be positive", h.viewRefresh)
 	}
-	return &sync.SharedOptions{BaseURL: baseURL, RefreshEvery: h.viewRefresh}, nil
+	return &sync.SharedOptions{BaseURL: baseURL, RefreshEvery: h.viewRefresh, CrawlKey: strings.TrimSpace(h.crawlKey)}, nil
 }
 
 // listenAddr turns --http's value into a listen address: a bare port
@@ -223,7 +227,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	}
 	log.Info("opsearch serving MCP over HTTP", "version", version, "addr", ln.Addr().String(), "base_url", conn.baseURL,
 		"data_dir", conn.dataDir, "read_only", conn.readOnly, "server_key", conn.apiKey != "", "sync_schedule", spec,
-		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs, "shared_index", shared != nil, "verify_results", hf.verifyResults)
+		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs, "shared_index", shared != nil, "crawl_key", shared != nil && shared.CrawlKey != "", "verify_results", hf.verifyResults)
 	if conn.apiKey != "" {
 		log.Warn("a server API key is configured: requests without credentials act as its user")
 	}
