@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"time"
 
 	"golang.org/x/sync/singleflight"
 
@@ -299,17 +298,6 @@ func (v *View) ReadsInternal(p int64) (reads, known bool) {
 		return false, false
 	}
 	return pr.internal, true
-}
-
-// Age is how old the oldest answer of the current view is (zero before
-// the first): what an answer says about how fresh the user's
-// permissions are.
-func (t *Tracker) Age(now time.Time) time.Duration {
-	v := t.View()
-	if v == nil {
-		return 0
-	}
-	return now.Sub(v.CheckedAt)
 }
 
 // ReadsWiki reports whether the user reads project p's wiki, as the

@@ -283,6 +283,10 @@ func (um userMetrics) onSync(u *sync.User, rep sync.Report, err error) {
 }
 
 func (um userMetrics) onClose(u *sync.User) {
-	um.m.ForgetUser(u.Dir)
+	if u.View == nil {
+		// A shared store's documents are every user's: they stay
+		// counted, once, while others use them.
+		um.m.ForgetUser(u.Dir)
+	}
 	um.m.SetActiveUsers(max(0, um.active()-1))
 }
