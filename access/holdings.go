@@ -3,7 +3,6 @@ package access
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/opsearch/opsearch/indexer"
@@ -85,23 +84,14 @@ func HoldingsOf(ctx context.Context, st *store.Store) (*Holdings, error) {
 // Apply must see a batch before the index does, or a search in between
 // may show what it would hide.
 func (v *View) Apply(batch []Change, fetched bool) *View {
-	show, hide := setOf(v.Visibility.Docs), setOf(v.Visibility.Except)
-	changed := false
-	set := func(m map[string]bool, id string, on bool) {
-		if m[id] != on {
-			changed = true
-			if on {
-				m[id] = true
-			} else {
-				delete(m, id)
-			}
-		}
-	}
+	// Most batches change nothing a view shows; the lists are only
+	// copied when one does.
+	show, hide := &idSet{base: v.Visibility.Docs}, &idSet{base: v.Visibility.Except}
 	// visible makes id visible (in a project shown wholesale by not
 	// hiding it, elsewhere by naming it) or hidden.
 	visible := func(id string, wholesale, on bool) {
-		set(hide, id, !on && wholesale)
-		set(show, id, on && !wholesale)
+		hide.set(id, !on && wholesale)
+		show.set(id, on && !wholesale)
 	}
 	for _, it := range batch {
 		if it.Deleted {
@@ -131,7 +121,7 @@ func (v *View) Apply(batch []Change, fetched bool) *View {
 			wholesale := g.workPackages
 			var seen bool
 			switch {
-			case fetched, show[full], show[public]:
+			case fetched, show.has(full), show.has(public):
 				seen = true
 			case wholesale:
 				seen = contains(v.held.WorkPackages[it.Project], it.ID)
@@ -141,8 +131,8 @@ func (v *View) Apply(batch []Change, fetched bool) *View {
 			if !it.Twin {
 				// No public twin is indexed (or it is being deleted):
 				// nothing to show or hide of it.
-				set(show, public, false)
-				set(hide, public, false)
+				show.set(public, false)
+				hide.set(public, false)
 				visible(full, wholesale, seen)
 				continue
 			}
@@ -154,23 +144,66 @@ func (v *View) Apply(batch []Change, fetched bool) *View {
 			visible(other, wholesale, false)
 		}
 	}
-	if !changed {
+	if !show.changed() && !hide.changed() {
 		return v
 	}
 	w := *v
 	vis := *v.Visibility
-	vis.Docs = slices.Sorted(maps.Keys(show))
-	vis.Except = slices.Sorted(maps.Keys(hide))
+	vis.Docs, vis.Except = show.list(), hide.list()
 	w.Visibility = &vis
 	return &w
 }
 
-func setOf(ids []string) map[string]bool {
-	m := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		m[id] = true
+// idSet is a sorted list of document ids with changes over it, kept
+// apart until list makes the new list.
+type idSet struct {
+	base []string
+	ov   map[string]bool
+}
+
+func (s *idSet) has(id string) bool {
+	if on, ok := s.ov[id]; ok {
+		return on
 	}
-	return m
+	_, ok := slices.BinarySearch(s.base, id)
+	return ok
+}
+
+func (s *idSet) set(id string, on bool) {
+	if s.has(id) == on {
+		return
+	}
+	if s.ov == nil {
+		s.ov = map[string]bool{}
+	}
+	s.ov[id] = on
+}
+
+// changed reports whether the list differs from base.
+func (s *idSet) changed() bool {
+	for id, on := range s.ov {
+		if _, in := slices.BinarySearch(s.base, id); in != on {
+			return true
+		}
+	}
+	return false
+}
+
+// list returns the ids, sorted.
+func (s *idSet) list() []string {
+	out := make([]string, 0, len(s.base)+len(s.ov))
+	for _, id := range s.base {
+		if on, ok := s.ov[id]; !ok || on {
+			out = append(out, id)
+		}
+	}
+	for id, on := range s.ov {
+		if _, in := slices.BinarySearch(s.base, id); on && !in {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // contains reports whether the ascending ids hold id.
