@@ -151,7 +151,11 @@ func (m *Manager[A]) refreshView(ctx context.Context, e *entry[A], key string) {
 		if key != "" {
 			m.forgetKey(key)
 		}
-		m.stops.Go(func() { m.stop(e) })
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if !m.closed { // Close stops every user itself
+			m.stops.Go(func() { m.stop(e) })
+		}
 	default:
 		// The previous view keeps answering, and says how old it is.
 		m.log.Warn("cannot compute the user's view again; the previous one answers", "user_id", e.key.id, "error", err)
