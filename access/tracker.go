@@ -308,3 +308,10 @@ func (t *Tracker) ReadsWiki(p int64) bool {
 	v := t.View()
 	return v != nil && v.projects[p].wiki
 }
+
+// SeesProject reports whether the view shows project p (its project
+// document at least).
+func (v *View) SeesProject(p int64) bool {
+	_, ok := v.projects[p]
+	return ok
+}

@@ -279,17 +279,25 @@ func TestHTTPSharedIndexEqualsPerUser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Projects by identifier, the user's and others': an identifier the
+	// user may not see resolves as unknown, as in their own index, not
+	// to a silent empty answer that would tell the project exists.
+	for _, p := range d.Projects {
+		queries = append(queries, map[string]any{"query": "status", "projectId": p.Identifier})
+	}
 	for _, key := range mixedKeys {
 		t.Run(key, func(t *testing.T) {
 			s := sessions[key]
 			differ, found := 0, 0
 			for i, args := range queries {
 				var own, ours map[string]any
-				if err := httpCall(t.Context(), s.own, "openproject_search", args, &own); err != nil {
-					t.Fatalf("per-user search %v: %v", args, err)
-				}
-				if err := httpCall(t.Context(), s.shared, "openproject_search", args, &ours); err != nil {
-					t.Fatalf("shared search %v: %v", args, err)
+				errOwn := httpCall(t.Context(), s.own, "openproject_search", args, &own)
+				errOurs := httpCall(t.Context(), s.shared, "openproject_search", args, &ours)
+				if errOwn != nil || errOurs != nil {
+					if fmt.Sprint(errOwn) != fmt.Sprint(errOurs) {
+						t.Fatalf("search %v: per-user says %v, shared %v", args, errOwn, errOurs)
+					}
+					continue
 				}
 				if res, _ := own["results"].([]any); len(res) > 0 {
 					found++

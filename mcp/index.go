@@ -367,10 +367,22 @@ func (s userSearcher) ResolveProject(ctx context.Context, identifier string) (in
 		return 0, false, err
 	}
 	defer done()
+	// A store every user shares holds projects this user may not see:
+	// they resolve as unknown, as in the user's own index.
+	sees := func(id int64) bool {
+		if u.View == nil {
+			return true
+		}
+		v := u.View.View()
+		return v != nil && v.SeesProject(id)
+	}
 	s.x.mu.RLock()
 	id, ok := s.x.projects[key]
 	s.x.mu.RUnlock()
 	if ok {
+		if !sees(id) {
+			return 0, false, nil
+		}
 		return id, true, nil
 	}
 	m := map[string]int64{}
@@ -389,7 +401,10 @@ func (s userSearcher) ResolveProject(ctx context.Context, identifier string) (in
 	}
 	s.x.mu.Unlock()
 	id, ok = m[key]
-	return id, ok, nil
+	if !ok || !sees(id) {
+		return 0, false, nil
+	}
+	return id, true, nil
 }
 
 // syncInfo describes the user, the schedule and the last sync. It holds
