@@ -57,7 +57,15 @@ func (h *httpHandler) upstream(ctx context.Context) (time.Time, error) {
 func (h *httpHandler) health(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{
 		"status": "ok", "mode": "http", "openproject": h.opts.BaseURL,
-		"readOnly": h.opts.ReadOnly, "activeUsers": h.mgr.ActiveUsers(),
+		"readOnly": h.opts.ReadOnly, "activeUsers": h.mgr.ActiveUsers(), "index": "per-user",
+	}
+	if h.mgr.SharedIndex() {
+		out["index"] = "shared"
+		if last, ok := h.mgr.CrawlReport(); ok {
+			// When the crawl account last synced, and whether it
+			// succeeded; no error text leaves without a key.
+			out["crawl"] = map[string]any{"finishedAt": last.Report.Started.Add(last.Report.Duration).UTC().Format(time.RFC3339), "ok": last.Err == nil}
+		}
 	}
 	if h.opts.BaseURL != "" || h.opts.Probe != nil {
 		at, err := h.upstream(r.Context())

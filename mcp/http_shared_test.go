@@ -573,6 +573,21 @@ func TestHTTPSharedCrawlKey(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	resp, err := http.Get(s.ts.URL + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health struct {
+		Index string `json:"index"`
+		Crawl *struct {
+			OK bool `json:"ok"`
+		} `json:"crawl"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&health)
+	_ = resp.Body.Close()
+	if err != nil || health.Index != "shared" || health.Crawl == nil || !health.Crawl.OK {
+		t.Errorf("/health says index %q, crawl %+v (%v); want shared and the crawl's success", health.Index, health.Crawl, err)
+	}
 	before := op.TotalRequests()
 	cs := s.connect(t, opgen.CarolKey)
 	waitSynced(t.Context(), t, cs)

@@ -301,6 +301,10 @@ func (m *Manager[A]) crawler() (*Worker, error) {
 	}, m.opts.UserOptions.WorkerOptions)
 }
 
+// SharedIndex reports whether the Manager serves every user from one
+// shared store (ManagerOptions.Shared).
+func (m *Manager[A]) SharedIndex() bool { return m.shared != nil }
+
 // CrawlReport is the outcome of the crawl account's last sync
 // (SharedOptions.CrawlKey): its report and error; ok is false before the
 // first ended.
