@@ -348,22 +348,7 @@ func TestHTTPSharedRevocation(t *testing.T) {
 	d := opgen.Generate(mixedGen)
 	op, base := optesting.Start(t, d, optest.Options{})
 	shared := startModeServer(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: 100 * time.Millisecond})
-	var private int64
-	for _, p := range d.Projects {
-		if p.Identifier == "bob-private" {
-			private = p.ID
-		}
-	}
-	var subject string
-	for _, wp := range d.WorkPackages {
-		if wp.Project.ID == private {
-			subject = wp.Subject
-			break
-		}
-	}
-	if private == 0 || subject == "" {
-		t.Fatal("test data: bob-private has no work packages")
-	}
+	private, subject := bobPrivate(t, d)
 	bob := shared.connect(t, optest.BobKey)
 	bobID := waitSynced(t.Context(), t, bob)
 	alice := shared.connect(t, optest.AliceKey)
@@ -426,19 +411,7 @@ func TestHTTPVerifyResults(t *testing.T) {
 	verified := startModeServer(t, base, hour(), true)
 	perUser := startModeServer(t, base, nil, true)
 	unchecked := startModeServer(t, base, hour())
-	var private int64
-	for _, p := range d.Projects {
-		if p.Identifier == "bob-private" {
-			private = p.ID
-		}
-	}
-	var subject string
-	for _, wp := range d.WorkPackages {
-		if wp.Project.ID == private {
-			subject = wp.Subject
-			break
-		}
-	}
+	private, subject := bobPrivate(t, d)
 	type answer struct {
 		Total   int    `json:"total"`
 		Note    string `json:"note"`
@@ -610,4 +583,23 @@ func TestHTTPSharedCrawlKey(t *testing.T) {
 			t.Fatalf("%v: the shared answer differs from carol's own:\nshared   %.500s\nper-user %.500s", args, comparable(t, a), comparable(t, b))
 		}
 	}
+}
+
+// bobPrivate returns the id of bob's private project in d and the
+// subject of one of its work packages.
+func bobPrivate(t *testing.T, d *optest.Dataset) (int64, string) {
+	t.Helper()
+	var private int64
+	for _, p := range d.Projects {
+		if p.Identifier == "bob-private" {
+			private = p.ID
+		}
+	}
+	for _, wp := range d.WorkPackages {
+		if wp.Project.ID == private {
+			return private, wp.Subject
+		}
+	}
+	t.Fatal("test data: bob-private has no work packages")
+	return 0, ""
 }

@@ -553,12 +553,7 @@ func (m *Manager[A]) open(e *entry[A], key string, id Identity) {
 				m.stops.Go(func() { m.stop(e) })
 			}
 		},
-		Acquire: func(ctx context.Context) (func(), error) {
-			if err := m.syncs.Acquire(ctx, 1); err != nil {
-				return nil, err
-			}
-			return func() { m.syncs.Release(1) }, nil
-		},
+		Acquire: m.acquireSync,
 	})
 	if err != nil { // the spec was validated in NewManager
 		cancel()
@@ -599,6 +594,15 @@ func syncNowOf(sch *Scheduler) func(context.Context) (Report, error) {
 		}
 		return rep, err
 	}
+}
+
+// acquireSync waits for one of the MaxConcurrentSyncs sync slots, shared
+// by every scheduler of the Manager, and returns its release.
+func (m *Manager[A]) acquireSync(ctx context.Context) (func(), error) {
+	if err := m.syncs.Acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	return func() { m.syncs.Release(1) }, nil
 }
 
 func (m *Manager[A]) forgetKey(key string) {

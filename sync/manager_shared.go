@@ -260,12 +260,7 @@ func (m *Manager[A]) crawl() {
 				m.shared.crawled, m.shared.crawlErr = &rep, err
 				m.shared.crawlMu.Unlock()
 			},
-			Acquire: func(ctx context.Context) (func(), error) {
-				if err := m.syncs.Acquire(ctx, 1); err != nil {
-					return nil, err
-				}
-				return func() { m.syncs.Release(1) }, nil
-			},
+			Acquire: m.acquireSync,
 		})
 		if err != nil { // the spec was validated in NewManager
 			log.Error("cannot schedule the crawl account's syncs", "error", err)
