@@ -603,3 +603,63 @@ func bobPrivate(t *testing.T, d *optest.Dataset) (int64, string) {
 	t.Fatal("test data: bob-private has no work packages")
 	return 0, ""
 }
+
+// TestHTTPSharedViewOutage: while OpenProject fails, a view cannot be
+// computed again; the user's previous view keeps answering, exactly as
+// before, and the answer says the refresh failed.
+func TestHTTPSharedViewOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls a user and waits out the client's retries")
+	}
+	d := opgen.Generate(mixedGen)
+	op, base := optesting.Start(t, d, optest.Options{})
+	s := startModeServer(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour})
+	cs := s.connect(t, optest.AliceKey)
+	waitSynced(t.Context(), t, cs)
+	args := map[string]any{"query": d.WorkPackages[3].Subject}
+	var before map[string]any
+	if err := httpCall(t.Context(), cs, "openproject_search", args, &before); err != nil {
+		t.Fatal(err)
+	}
+	op.SetFaults(optest.Faults{PathPrefix: "/api/v3/projects", ErrorRate: 1, ErrorStatuses: []int{503}})
+	if err := s.mgr.RefreshViews(t.Context()); err == nil {
+		t.Fatal("a view was computed while OpenProject failed")
+	}
+	var during struct {
+		Index struct {
+			Permissions *struct {
+				LastError string `json:"lastError"`
+			} `json:"permissions"`
+		} `json:"index"`
+	}
+	var raw map[string]any
+	if err := httpCall(t.Context(), cs, "openproject_search", args, &raw); err != nil {
+		t.Fatalf("search during the outage: %v", err)
+	}
+	b, _ := json.Marshal(raw)
+	if err := json.Unmarshal(b, &during); err != nil {
+		t.Fatal(err)
+	}
+	if comparable(t, raw) != comparable(t, before) {
+		t.Errorf("the answer changed while the view could not be refreshed:\nbefore %.300s\nduring %.300s", comparable(t, before), comparable(t, raw))
+	}
+	if p := during.Index.Permissions; p != nil {
+		t.Logf("lastError: %s", p.LastError)
+	}
+	if p := during.Index.Permissions; p == nil || p.LastError == "" {
+		t.Errorf("the answer does not say the permissions could not be refreshed: %+v", p)
+	}
+	op.SetFaults(optest.Faults{})
+	if err := s.mgr.RefreshViews(t.Context()); err != nil {
+		t.Fatalf("refresh after the outage: %v", err)
+	}
+	var after map[string]any
+	if err := httpCall(t.Context(), cs, "openproject_search", args, &after); err != nil {
+		t.Fatal(err)
+	}
+	if idx, _ := after["index"].(map[string]any); idx != nil {
+		if p, _ := idx["permissions"].(map[string]any); p == nil || p["lastError"] != nil {
+			t.Errorf("after the outage the answer still reports a refresh failure: %v", p)
+		}
+	}
+}
