@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -162,7 +163,6 @@ func (h *Holdings) with(batch []Change, where map[kind.Kind]map[int64]int64) *Ho
 // search sees a document its view would not show. It is safe for
 // concurrent use.
 type Tracker struct {
-	api   API
 	held  *HoldingsCache
 	opts  Options
 	owner int64
@@ -170,7 +170,10 @@ type Tracker struct {
 	// caller can give up with its context.
 	sem chan struct{}
 
-	mu   sync.Mutex
+	mu sync.Mutex
+	// api asks OpenProject with the user's key; nil while the user is
+	// away (SetAPI), so no key outlives its user's session.
+	api  API
 	view *View
 	err  error
 	// replay collects the batches applied while a refresh runs: the
@@ -192,6 +195,15 @@ func NewTracker(api API, held *HoldingsCache, owner int64, opts Options) *Tracke
 	return &Tracker{api: api, held: held, opts: opts, owner: owner, sem: make(chan struct{}, 1)}
 }
 
+// SetAPI replaces the client refreshes ask OpenProject with: the key of
+// the user's new session, or nil when they leave, so a tracker kept for
+// their return (its view still following every batch) holds no key.
+func (t *Tracker) SetAPI(api API) {
+	t.mu.Lock()
+	t.api = api
+	t.mu.Unlock()
+}
+
 // Owner is the user whose view t keeps.
 func (t *Tracker) Owner() int64 { return t.owner }
 
@@ -206,11 +218,11 @@ func (t *Tracker) Refresh(ctx context.Context, full bool) (*View, error) {
 	}
 	defer func() { <-t.sem }()
 	t.mu.Lock()
-	prev := t.view
+	prev, api := t.view, t.api
 	t.replaying, t.replay = true, nil
 	t.mu.Unlock()
 
-	v, err := t.compute(ctx, prev, full)
+	v, err := t.compute(ctx, api, prev, full)
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -227,14 +239,17 @@ func (t *Tracker) Refresh(ctx context.Context, full bool) (*View, error) {
 	return v, nil
 }
 
-func (t *Tracker) compute(ctx context.Context, prev *View, full bool) (*View, error) {
+func (t *Tracker) compute(ctx context.Context, api API, prev *View, full bool) (*View, error) {
+	if api == nil {
+		return nil, errors.New("compute the user's view: no key to ask OpenProject with (the user is away)")
+	}
 	held, err := t.held.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
 	opts := t.opts
 	opts.Full = full
-	v, err := Compute(ctx, t.api, held, prev, opts)
+	v, err := Compute(ctx, api, held, prev, opts)
 	if err != nil {
 		return nil, fmt.Errorf("compute the user's view: %w", err)
 	}

@@ -663,3 +663,51 @@ func TestHTTPSharedViewOutage(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPSharedReturnDuringOutage: a user of the shared index who left
+// (idle) and returns while OpenProject cannot list projects is served
+// through the view they left with, kept current since, as in their own
+// index; the answer says their permissions could not be checked.
+func TestHTTPSharedReturnDuringOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls a user and waits out the client's retries")
+	}
+	d := opgen.Generate(mixedGen)
+	op, base := optesting.Start(t, d, optest.Options{})
+	s := startModeServerIdle(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}, 200*time.Millisecond)
+	args := map[string]any{"query": d.WorkPackages[3].Subject}
+	search := func() (map[string]any, error) {
+		cs := s.connect(t, optest.AliceKey)
+		defer func() { _ = cs.Close() }()
+		var ans map[string]any
+		err := httpCall(t.Context(), cs, "openproject_search", args, &ans)
+		return ans, err
+	}
+	cs := s.connect(t, optest.AliceKey)
+	waitSynced(t.Context(), t, cs)
+	_ = cs.Close()
+	before, err := search()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A minute bounds a failure; the idle timeout is 200 ms.
+	deadline := time.Now().Add(time.Minute)
+	for s.mgr.ActiveUsers() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("alice is still active a minute after her last request")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	op.SetFaults(optest.Faults{PathPrefix: "/api/v3/projects", ErrorRate: 1, ErrorStatuses: []int{503}})
+	during, err := search()
+	if err != nil {
+		t.Fatalf("returning during the outage: %v", err)
+	}
+	if comparable(t, during) != comparable(t, before) {
+		t.Errorf("the answer changed:\nbefore %.300s\nduring %.300s", comparable(t, before), comparable(t, during))
+	}
+	idx, _ := during["index"].(map[string]any)
+	if p, _ := idx["permissions"].(map[string]any); p == nil || p["lastError"] == nil {
+		t.Errorf("the answer does not say the permissions could not be checked: %v", idx["permissions"])
+	}
+}

@@ -549,6 +549,9 @@ func (m *Manager[A]) open(e *entry[A], key string, id Identity) {
 				// (or serving) with it. The next request revalidates.
 				m.log.Warn("the sync worker's API key was rejected; stopping the user", "user_id", id.UserID)
 				m.forgetKey(key)
+				if m.shared != nil {
+					m.shared.forget(id.UserID) // no view of theirs serves again unasked
+				}
 				// Not here: stopping waits for this very sync.
 				m.stops.Go(func() { m.stop(e) })
 			}

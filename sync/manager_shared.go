@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	gosync "sync"
 	"time"
@@ -57,7 +58,16 @@ type sharedInstance struct {
 
 	mu       gosync.Mutex
 	trackers map[*access.Tracker]struct{}
+	// views are the trackers by user, kept (following every batch, with
+	// no key) after their user leaves: a user who returns while
+	// OpenProject cannot be asked is served through the view they had,
+	// as one who stayed would be. At most maxKeptViews are kept.
+	views map[int64]*access.Tracker
+	away  []int64 // users whose tracker is kept without a session, oldest first
 }
+
+// maxKeptViews bounds the views kept for users who left.
+const maxKeptViews = 1000
 
 // openSharedInstance opens the shared store of opts.
 func openSharedInstance(ctx context.Context, dataDir string, opts *SharedOptions, uo UserOptions) (*sharedInstance, error) {
@@ -65,19 +75,53 @@ func openSharedInstance(ctx context.Context, dataDir string, opts *SharedOptions
 	if err != nil {
 		return nil, err
 	}
-	return &sharedInstance{user: u, held: access.NewHoldingsCache(u.Store), trackers: map[*access.Tracker]struct{}{}}, nil
+	return &sharedInstance{user: u, held: access.NewHoldingsCache(u.Store), trackers: map[*access.Tracker]struct{}{},
+		views: map[int64]*access.Tracker{}}, nil
 }
 
-func (s *sharedInstance) add(t *access.Tracker) {
+// tracker returns user's tracker, asking with api from now on: the one
+// kept from their last session, or a new one, registered so that every
+// batch reaches it.
+func (s *sharedInstance) tracker(user int64, api access.API, opts access.Options) *access.Tracker {
 	s.mu.Lock()
-	s.trackers[t] = struct{}{}
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.away = slices.DeleteFunc(s.away, func(u int64) bool { return u == user })
+	t, ok := s.views[user]
+	if !ok {
+		t = access.NewTracker(api, s.held, user, opts)
+		s.views[user] = t
+		s.trackers[t] = struct{}{}
+	}
+	t.SetAPI(api)
+	return t
 }
 
-func (s *sharedInstance) remove(t *access.Tracker) {
+// leave drops the key of t's user, whose session ended, and keeps their
+// view for their return; the oldest kept beyond maxKeptViews go.
+func (s *sharedInstance) leave(t *access.Tracker) {
+	t.SetAPI(nil)
 	s.mu.Lock()
-	delete(s.trackers, t)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.away = append(s.away, t.Owner())
+	for len(s.away) > maxKeptViews {
+		s.forgetLocked(s.away[0])
+	}
+}
+
+// forget drops user's view: it may not serve them again without being
+// computed.
+func (s *sharedInstance) forget(user int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forgetLocked(user)
+}
+
+func (s *sharedInstance) forgetLocked(user int64) {
+	if t, ok := s.views[user]; ok {
+		delete(s.trackers, t)
+		delete(s.views, user)
+	}
+	s.away = slices.DeleteFunc(s.away, func(u int64) bool { return u == user })
 }
 
 // indexing is the Shared.Indexing hook of owner's worker: every active
@@ -106,20 +150,25 @@ func (m *Manager[A]) openShared(ctx context.Context, client UserAPI, id Identity
 	if id.Instance != inst.user.Identity.Instance {
 		return nil, fmt.Errorf("open shared user: the key belongs to %s, the shared store to %s", id.Instance, inst.user.Identity.Instance)
 	}
-	t := access.NewTracker(api, inst.held, id.UserID, m.opts.Shared.Access)
 	// Registered first, so a batch indexed while the view is computed
 	// is applied to it (Tracker.Refresh replays it).
-	inst.add(t)
+	t := inst.tracker(id.UserID, api, m.opts.Shared.Access)
 	if _, err := t.Refresh(ctx, true); err != nil {
-		inst.remove(t)
-		return nil, fmt.Errorf("find out what the user may see: %w", err)
+		denied := errors.Is(err, openproject.ErrUnauthenticated) || errors.Is(err, openproject.ErrPermission)
+		if denied || t.View() == nil {
+			inst.forget(id.UserID)
+			return nil, fmt.Errorf("find out what the user may see: %w", err)
+		}
+		// OpenProject cannot be asked now: the view the user left with,
+		// kept current since, answers, and says the refresh failed.
+		m.log.Warn("cannot compute the returning user's view; the one they left with answers", "user_id", id.UserID, "error", err)
 	}
 	w, err := inst.user.SharedWorker(client, Shared{
 		Owner: id.UserID, ReadsInternal: t.ReadsInternal, ReadsWiki: t.ReadsWiki, Admin: id.Admin,
 		Indexing: inst.indexing(id.UserID),
 	}, m.opts.UserOptions.WorkerOptions)
 	if err != nil {
-		inst.remove(t)
+		inst.leave(t)
 		return nil, err
 	}
 	su := inst.user
@@ -133,7 +182,7 @@ func (m *Manager[A]) openShared(ctx context.Context, client UserAPI, id Identity
 		log:      su.log.With("user_id", id.UserID),
 		cancel:   func() {},
 		done:     done,
-		release:  func() { inst.remove(t) },
+		release:  func() { inst.leave(t) },
 	}, nil
 }
 
@@ -152,6 +201,7 @@ func (m *Manager[A]) refreshView(ctx context.Context, e *entry[A], key string) {
 		if key != "" {
 			m.forgetKey(key)
 		}
+		m.shared.forget(e.key.id) // no view of theirs serves again unasked
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if !m.closed { // Close stops every user itself
