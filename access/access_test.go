@@ -437,14 +437,7 @@ func TestTrackerReplaysBatchesDuringRefresh(t *testing.T) {
 	if again, _ := cache.Get(t.Context()); again != held {
 		t.Error("holdings read again without a commit in between")
 	}
-	var p, q int64
-	for _, pp := range slices.Sorted(maps.Keys(held.WorkPackages)) {
-		if p == 0 {
-			p = pp
-		} else if q == 0 {
-			q = pp
-		}
-	}
+	p, q := twoProjects(t, held)
 	moved := held.WorkPackages[p][0]
 	api := &hookAPI{API: client(t, base, optest.AliceKey)}
 	tr := access.NewTracker(api, cache, 0, access.Options{})
@@ -704,14 +697,7 @@ func TestHoldingsCacheFollowsCrawls(t *testing.T) {
 	}
 
 	// A work package moves to another project, with internal comments.
-	var from, to int64
-	for _, p := range slices.Sorted(maps.Keys(want.WorkPackages)) {
-		if from == 0 {
-			from = p
-		} else if to == 0 {
-			to = p
-		}
-	}
+	from, to := twoProjects(t, want)
 	id := want.WorkPackages[from][0]
 	cache.Apply([]access.Change{{Kind: kind.WorkPackage, ID: id, Project: to, Twin: true}})
 	moved, _ := cache.Get(t.Context())
@@ -800,4 +786,15 @@ func TestSharedDeletionsByAdministrator(t *testing.T) {
 	if held, _ := cache.Get(t.Context()); slices.Contains(held.WorkPackages[p], gone) || slices.Contains(held.Internal[p], gone) {
 		t.Error("the kept holdings still hold the deleted work package")
 	}
+}
+
+// twoProjects returns the first two projects, by id, with work packages
+// held in h.
+func twoProjects(t *testing.T, h *access.Holdings) (int64, int64) {
+	t.Helper()
+	ps := slices.Sorted(maps.Keys(h.WorkPackages))
+	if len(ps) < 2 {
+		t.Fatalf("test data: work packages in %d projects", len(ps))
+	}
+	return ps[0], ps[1]
 }
