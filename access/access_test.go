@@ -61,11 +61,7 @@ func synced(t testing.TB, base, key string) *sync.User {
 // them with each key in turn, as the team server's users would.
 func sharedSynced(t testing.TB, base string, keys ...string) *sync.User {
 	t.Helper()
-	u, err := sync.OpenShared(t.Context(), t.TempDir(), base, sync.UserOptions{})
-	if err != nil {
-		t.Fatalf("open shared store: %v", err)
-	}
-	t.Cleanup(func() { _ = u.Close() })
+	u := openShared(t, base)
 	for _, key := range keys {
 		c := client(t, base, key)
 		me, err := c.Me(t.Context())
@@ -596,19 +592,11 @@ func TestSharedWikiProbeAfterAdmin(t *testing.T) {
 		}
 		return wikiProbes() - before
 	}
-	open := func() *sync.User {
-		u, err := sync.OpenShared(t.Context(), t.TempDir(), base, sync.UserOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = u.Close() })
-		return u
-	}
 
 	// Without an administrator, alice probes as her own store would.
-	alone := crawl(open(), optest.AliceKey)
+	alone := crawl(openShared(t, base), optest.AliceKey)
 
-	shared := open()
+	shared := openShared(t, base)
 	crawl(shared, optest.AdminKey)
 	after := crawl(shared, optest.AliceKey)
 	if after > 2*sync.DefaultWikiMissRun || after*10 > alone {
@@ -641,11 +629,7 @@ func TestHoldingsCacheFollowsCrawls(t *testing.T) {
 		t.Skip("crawls a shared store")
 	}
 	_, base := optesting.Start(t, opgen.Generate(mixed), optest.Options{})
-	shared, err := sync.OpenShared(t.Context(), t.TempDir(), base, sync.UserOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = shared.Close() })
+	shared := openShared(t, base)
 	cache := access.NewHoldingsCache(shared.Store)
 	empty, err := cache.Get(t.Context())
 	if err != nil {
@@ -718,11 +702,7 @@ func TestSharedDeletionsByAdministrator(t *testing.T) {
 		t.Skip("crawls a shared store")
 	}
 	srv, base := optesting.Start(t, opgen.Generate(mixed), optest.Options{})
-	shared, err := sync.OpenShared(t.Context(), t.TempDir(), base, sync.UserOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = shared.Close() })
+	shared := openShared(t, base)
 	cache := access.NewHoldingsCache(shared.Store)
 	if _, err := cache.Get(t.Context()); err != nil {
 		t.Fatal(err)
@@ -797,4 +777,15 @@ func twoProjects(t *testing.T, h *access.Holdings) (int64, int64) {
 		t.Fatalf("test data: work packages in %d projects", len(ps))
 	}
 	return ps[0], ps[1]
+}
+
+// openShared opens an empty shared store of the instance at base.
+func openShared(t testing.TB, base string) *sync.User {
+	t.Helper()
+	u, err := sync.OpenShared(t.Context(), t.TempDir(), base, sync.UserOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = u.Close() })
+	return u
 }
