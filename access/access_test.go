@@ -560,29 +560,41 @@ func TestMissingAndRotation(t *testing.T) {
 	}
 }
 
-// TestSharedWikiProbeAfterAdmin: once an administrator's crawl probed
-// every wiki id, a new user's first crawl of the shared store looks only
-// past the highest known page, and still ends up seeing exactly the
-// wiki pages their own store would hold.
-func TestSharedWikiProbeAfterAdmin(t *testing.T) {
+// TestSharedWikiProbeCoverage: a full wiki probe of the shared store is
+// recorded with the wikis its user reads, and a later user's first crawl
+// whose wikis recent probes read between them (every wiki, after an
+// administrator's) asks only the ids above those probes' pages that no
+// user found, while a user reading a wiki no probe read probes in full.
+// Either way each user ends up seeing exactly the wiki pages their own
+// store would hold.
+func TestSharedWikiProbeCoverage(t *testing.T) {
 	if testing.Short() {
-		t.Skip("crawls three stores")
+		t.Skip("crawls shared stores and one store per user")
 	}
 	d := opgen.Generate(mixed)
 	srv, base := optesting.Start(t, d, optest.Options{})
 	wikiProbes := func() int { return srv.RequestCount("GET /api/v3/wiki_pages/") }
-	crawl := func(shared *sync.User, key string) int {
+	type crawled struct {
+		probes int
+		may    []int64 // projects whose wiki the user may read, as the crawl knew
+		reads  []int64 // projects whose wiki the user is known to read after it
+	}
+	crawl := func(shared *sync.User, key string) crawled {
 		t.Helper()
 		c := client(t, base, key)
 		me, err := c.Me(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr := access.NewTracker(c, access.NewHoldingsCache(shared.Store), me.ID, access.Options{})
+		held := access.NewHoldingsCache(shared.Store)
+		tr := access.NewTracker(c, held, me.ID, access.Options{})
 		if _, err := tr.Refresh(t.Context(), true); err != nil {
 			t.Fatal(err)
 		}
-		w, err := shared.SharedWorker(c, sync.Shared{Owner: me.ID, ReadsInternal: tr.ReadsInternal, ReadsWiki: tr.ReadsWiki, Admin: me.Admin}, sync.Options{})
+		w, err := shared.SharedWorker(c, sync.Shared{
+			Owner: me.ID, ReadsInternal: tr.ReadsInternal, ReadsWiki: tr.ReadsWiki, Admin: me.Admin,
+			Indexing: func(docs []indexer.Document, deleted []string) { held.Apply(access.ChangesOf(docs, deleted)) },
+		}, sync.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -590,35 +602,117 @@ func TestSharedWikiProbeAfterAdmin(t *testing.T) {
 		if _, err := w.Sync(t.Context()); err != nil {
 			t.Fatalf("shared sync of %s: %v", key, err)
 		}
-		return wikiProbes() - before
-	}
-
-	// Without an administrator, alice probes as her own store would.
-	alone := crawl(openShared(t, base), optest.AliceKey)
-
-	shared := openShared(t, base)
-	crawl(shared, optest.AdminKey)
-	after := crawl(shared, optest.AliceKey)
-	if after > 2*sync.DefaultWikiMissRun || after*10 > alone {
-		t.Errorf("after an administrator's crawl alice probed %d wiki ids (alone %d); want at most %d", after, alone, 2*sync.DefaultWikiMissRun)
-	}
-	held, err := access.HoldingsOf(t.Context(), shared.Store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := access.Compute(t.Context(), client(t, base, optest.AliceKey), held, nil, access.Options{})
-	if err != nil {
-		t.Fatal(err)
+		out := crawled{probes: wikiProbes() - before}
+		projects, err := shared.Store.IDs(kind.Project)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range projects {
+			if reads, known := tr.ReadsWiki(p); reads || !known {
+				out.may = append(out.may, p)
+			}
+		}
+		// Once the store holds the pages the user found, the view knows
+		// the wikis they read.
+		if _, err := tr.Refresh(t.Context(), true); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range projects {
+			if reads, _ := tr.ReadsWiki(p); reads {
+				out.reads = append(out.reads, p)
+			}
+		}
+		return out
 	}
 	wikiOf := func(ids []string) []string {
 		return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !strings.HasPrefix(id, string(kind.WikiPage)+":") })
 	}
-	own := synced(t, base, optest.AliceKey)
-	want := wikiOf(allDocs(t, own.Index, nil))
-	if got := wikiOf(allDocs(t, shared.Index, v.Visibility)); !slices.Equal(got, want) || len(want) == 0 {
-		t.Errorf("alice sees %d wiki pages of the shared store, her own store holds %d", len(got), len(want))
+	// sameWiki checks that key sees in shared what their own store holds,
+	// and also the pages named.
+	sameWiki := func(shared *sync.User, key string, also ...string) {
+		t.Helper()
+		held, err := access.HoldingsOf(t.Context(), shared.Store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := access.Compute(t.Context(), client(t, base, key), held, nil, access.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := wikiOf(allDocs(t, synced(t, base, key).Index, nil))
+		for _, id := range also {
+			if !slices.Contains(want, id) {
+				want = append(want, id)
+			}
+		}
+		slices.Sort(want)
+		if got := wikiOf(allDocs(t, shared.Index, v.Visibility)); !slices.Equal(got, want) {
+			t.Errorf("%s sees %d wiki pages of the shared store, their own store holds %d", key, len(got), len(want))
+		}
 	}
-	t.Logf("wiki probes of alice's first crawl: %d alone, %d after the administrator's", alone, after)
+	// A covered first crawl asks at most the miss run past the highest
+	// page and the few ids below it no user found.
+	const covered = 2 * sync.DefaultWikiMissRun
+
+	// Without other probes, alice probes as her own store would.
+	alone := crawl(openShared(t, base), optest.AliceKey)
+	if alone.probes < sync.DefaultWikiDeepMissRun-mixed.WikiPages {
+		t.Fatalf("alice's first crawl alone probed %d wiki ids, fewer than the deep miss run", alone.probes)
+	}
+
+	t.Run("after an administrator", func(t *testing.T) {
+		shared := openShared(t, base)
+		crawl(shared, optest.AdminKey)
+		for _, key := range []string{optest.AliceKey, optest.BobKey, opgen.DaveKey} {
+			if got := crawl(shared, key); got.probes > covered {
+				t.Errorf("after an administrator's crawl %s probed %d wiki ids (alone alice %d); want at most %d", key, got.probes, alone.probes, covered)
+			}
+			sameWiki(shared, key)
+		}
+	})
+
+	t.Run("after other users", func(t *testing.T) {
+		shared := openShared(t, base)
+		read := map[int64]bool{} // wikis the finished probes read
+		sawCovered, sawUncovered := false, false
+		// Dave reads the wiki with the highest pages: the probes after his
+		// vouch for every id up to them.
+		for _, key := range []string{opgen.DaveKey, optest.AliceKey, optest.BobKey, opgen.CarolKey, opgen.ErinKey} {
+			var made []string
+			if key == opgen.CarolKey {
+				// A page made after the probes carol relies on is found
+				// past the highest known page. (Her own store misses it:
+				// it is more than the deep miss run past her last page.)
+				p, err := srv.AddWikiPage(openproject.WikiPage{Title: "Made after the probes", Project: openproject.Ref{ID: 2}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				made = append(made, fmt.Sprintf("%s:%d", kind.WikiPage, p.ID))
+			}
+			before := maps.Clone(read)
+			got := crawl(shared, key)
+			isCovered := len(before) > 0 && !slices.ContainsFunc(got.may, func(p int64) bool { return !before[p] })
+			switch {
+			case isCovered && got.probes > covered:
+				t.Errorf("%s may read the wikis of %v, all read by earlier probes (%v), yet probed %d wiki ids; want at most %d", key, got.may, slices.Sorted(maps.Keys(before)), got.probes, covered)
+			case !isCovered && got.probes < sync.DefaultWikiDeepMissRun-mixed.WikiPages: // known pages are not asked
+				t.Errorf("%s may read a wiki of %v no earlier probe read (%v), yet probed only %d wiki ids", key, got.may, slices.Sorted(maps.Keys(before)), got.probes)
+			}
+			if isCovered {
+				sawCovered = true
+			} else {
+				sawUncovered = true
+				for _, p := range got.reads {
+					read[p] = true
+				}
+			}
+			sameWiki(shared, key, made...)
+			t.Logf("%s: %d wiki probes, may read wikis %v, covered %v", key, got.probes, got.may, isCovered)
+		}
+		if !sawCovered || len(read) == 0 || !sawUncovered {
+			t.Fatalf("the data set tests one side only: covered %v, uncovered %v", sawCovered, sawUncovered)
+		}
+	})
 }
 
 // TestHoldingsCacheFollowsCrawls: holdings kept current by the batches

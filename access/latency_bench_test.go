@@ -1,6 +1,8 @@
 package access_test
 
 import (
+	"os"
+	"runtime/pprof"
 	"slices"
 	"testing"
 	"time"
@@ -20,6 +22,9 @@ import (
 // count is OPSEARCH_COST_WPS (default 2,000).
 //
 //	go test ./access -run '^$' -bench SharedSearchLatency -benchtime 3x
+//
+// OPSEARCH_LATENCY_PROFILE=FILE writes a CPU profile of each mode's
+// searches alone to FILE.per-user and FILE.shared.
 func BenchmarkSharedSearchLatency(b *testing.B) {
 	if testing.Short() {
 		b.Skip("crawls seven stores")
@@ -59,6 +64,18 @@ func BenchmarkSharedSearchLatency(b *testing.B) {
 				}
 			}
 			var lat []time.Duration
+			if f := os.Getenv("OPSEARCH_LATENCY_PROFILE"); f != "" {
+				// The crawls dwarf the searches in -cpuprofile.
+				out, err := os.Create(f + "." + c.name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer func() { _ = out.Close() }()
+				if err := pprof.StartCPUProfile(out); err != nil {
+					b.Fatal(err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			for b.Loop() {
 				for _, q := range queries {
 					start := time.Now()

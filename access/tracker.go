@@ -315,13 +315,23 @@ func (v *View) ReadsInternal(p int64) (reads, known bool) {
 	return pr.internal, true
 }
 
-// ReadsWiki reports whether the user reads project p's wiki, as the
-// current view knows (false before the first view, and for a project
-// with no stored page, whose wiki no probe asked about); it is the
-// shared crawl's sync.Shared.ReadsWiki.
-func (t *Tracker) ReadsWiki(p int64) bool {
+// ReadsWiki reports whether the user reads project p's wiki, and whether
+// the current view knows: it knows for the projects the user does not
+// see (no), and for those with a stored page, which a probe asked for;
+// not before the first view, nor for a project with no stored page. It
+// is the shared crawl's sync.Shared.ReadsWiki.
+func (t *Tracker) ReadsWiki(p int64) (reads, known bool) {
 	v := t.View()
-	return v != nil && v.projects[p].wiki
+	if v == nil {
+		return false, false
+	}
+	if _, ok := v.projects[p]; !ok {
+		return false, true // not a project the user sees
+	}
+	if v.probes[p].wikiAt.IsZero() {
+		return false, false
+	}
+	return v.projects[p].wiki, true
 }
 
 // SeesProject reports whether the view shows project p (its project

@@ -2,12 +2,10 @@ package sync
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
@@ -60,29 +58,37 @@ func (w *Worker) syncWiki(ctx context.Context, r *run, st *store.SyncState, kr *
 	// signal: it says the first probe finished, not the latest.
 	full := st.LastFullListing.IsZero() || st.Extra[extraProbeNext] != "" ||
 		w.opts.Now().Sub(st.LastFullListing) >= w.opts.WikiFullProbeEvery
-	if full && st.Extra[extraProbeNext] == "" && w.shared() && !w.opts.Shared.Admin {
-		// An administrator's recent full probe asked every id up to its
-		// end with a key that reads every wiki: an id below it that no
-		// user found held no page then, and pages made since have higher
-		// ids than any then, so looking past the highest known page
-		// finds them, as an incremental sync does.
-		at, ok, err := w.adminProbe()
+	if full && st.Extra[extraProbeNext] == "" && w.shared() {
+		// Other users' recent full probes may have asked every id this
+		// user's would, with keys reading every wiki this user reads.
+		below, at, ok, err := w.coveredProbe()
 		if err != nil {
 			return err
 		}
-		if ok && w.opts.Now().Sub(at) < w.opts.WikiFullProbeEvery {
+		if ok {
 			maxKnown, err := w.st.MaxID(kind.WikiPage)
 			if err != nil {
 				return fmt.Errorf("read highest wiki page id: %w", err)
 			}
-			if err := w.probeWiki(ctx, r, st, kr, maxKnown+1, 0, w.opts.WikiMissRun, 0, false); err != nil {
+			// Pages made since those probes have higher ids than any
+			// then: ask every id above their pages that no user found,
+			// then past the highest known page as an incremental sync
+			// does.
+			if err := w.probeWiki(ctx, r, st, kr, below+1, 0, w.opts.WikiMissRun, maxKnown, probeSkipKnown); err != nil {
 				return err
 			}
-			// Incremental syncs go on past what the store knows.
 			st.HighestID = max(st.HighestID, maxKnown)
 			st.Complete = true
 			st.LastFullListing = at
-			return w.commit(ctx, nil, nil, nil, st)
+			// Every page this user reads is now known up to the highest
+			// known page, whatever the probes relied on knew: recorded
+			// as a probe from their start, a later user relying on it
+			// need not ask the ids between again.
+			write, err := w.recordProbe(r, at, st.HighestID)
+			if err != nil {
+				return err
+			}
+			return w.commit(ctx, write, nil, nil, st)
 		}
 	}
 	if full {
@@ -96,7 +102,7 @@ func (w *Worker) syncWiki(ctx context.Context, r *run, st *store.SyncState, kr *
 		if err != nil {
 			return fmt.Errorf("read highest wiki page id: %w", err)
 		}
-		if err := w.probeWiki(ctx, r, st, kr, next, runLen, w.opts.WikiDeepMissRun, maxKnown, true); err != nil {
+		if err := w.probeWiki(ctx, r, st, kr, next, runLen, w.opts.WikiDeepMissRun, maxKnown, probeFull); err != nil {
 			return err
 		}
 		delete(st.Extra, extraProbeNext)
@@ -104,49 +110,22 @@ func (w *Worker) syncWiki(ctx context.Context, r *run, st *store.SyncState, kr *
 		st.Complete = true
 		st.LastFullListing = started
 		var write func(*store.WriteTx) error
-		if w.shared() && w.opts.Shared.Admin {
-			raw, err := json.Marshal(adminProbe{At: started})
-			if err != nil {
-				return fmt.Errorf("record the administrator's wiki probe: %w", err)
+		if w.shared() {
+			if write, err = w.recordProbe(r, started, max(maxKnown, st.HighestID)); err != nil {
+				return err
 			}
-			write = func(tx *store.WriteTx) error { return tx.SetMeta(adminProbeKey, raw) }
 		}
 		return w.commit(ctx, write, nil, nil, st)
 	}
 	if err := w.recheckWiki(ctx, r, st, kr); err != nil {
 		return err
 	}
-	if err := w.probeWiki(ctx, r, st, kr, st.HighestID+1, 0, w.opts.WikiMissRun, 0, false); err != nil {
+	if err := w.probeWiki(ctx, r, st, kr, st.HighestID+1, 0, w.opts.WikiMissRun, 0, 0); err != nil {
 		return err
 	}
 	// A full probe finished before (else this run had been one).
 	st.Complete = true
 	return nil
-}
-
-// adminProbeKey is the shared store's meta key of the last full wiki
-// probe an administrator finished.
-const adminProbeKey = "sync.wiki_admin_probe"
-
-type adminProbe struct {
-	// At is when the probe started: pages made after it may be below its
-	// end only if they are above every page it found.
-	At time.Time `json:"at"`
-}
-
-// adminProbe returns when the last full wiki probe by an administrator
-// started, if one finished.
-func (w *Worker) adminProbe() (time.Time, bool, error) {
-	raw, ok, err := w.st.Meta(adminProbeKey)
-	if err != nil || !ok {
-		return time.Time{}, false, err
-	}
-	var p adminProbe
-	if err := json.Unmarshal(raw, &p); err != nil || p.At.IsZero() {
-		// A damaged record vouches for nothing: probe in full.
-		return time.Time{}, false, nil
-	}
-	return p.At, true, nil
 }
 
 // wikiResult is the outcome of fetching one wiki page id: found, absent
@@ -173,7 +152,21 @@ func (w *Worker) fetchWiki(ctx context.Context, r *run, ids []int64) ([]wikiResu
 	for i, err := range failed {
 		res[i].err = err
 	}
+	for _, x := range res {
+		if x.found {
+			if r.wikiRead == nil {
+				r.wikiRead = map[int64]bool{}
+			}
+			r.wikiRead[x.page.Project.ID] = true
+		}
+	}
 	return res, nil
+}
+
+// reads is what rw knows the user reads: an unknown wiki is not read.
+func reads(rw func(int64) (bool, bool), project int64) bool {
+	ok, _ := rw(project)
+	return ok
 }
 
 // applyWiki stores the pages found and, in one commit together with st,
@@ -281,6 +274,20 @@ func (w *Worker) recheckMarkedWiki(ctx context.Context, r *run, st *store.SyncSt
 	return nil
 }
 
+// probeMode says how probeWiki probes.
+type probeMode uint8
+
+const (
+	// probeSkipKnown: in a shared store, ask only the ids no user found
+	// (see probeWiki).
+	probeSkipKnown probeMode = 1 << iota
+	// probeResumable: record the probe's progress in the sync state, so
+	// an interrupted probe resumes as a full probe where it stopped.
+	probeResumable
+
+	probeFull = probeSkipKnown | probeResumable
+)
+
 // probeWiki probes ids from next on until missRun consecutive ids were
 // absent (runLen counts misses already seen before next) and, in a full
 // probe, at least up to minEnd. Each round probes just enough ids to
@@ -296,7 +303,7 @@ func (w *Worker) recheckMarkedWiki(ctx context.Context, r *run, st *store.SyncSt
 // and a project whose pages no user found could be this user's; so only
 // the found ids can be skipped, and the probe costs about what the
 // user's own store's would.)
-func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr *KindReport, next int64, runLen, missRun int, minEnd int64, full bool) error {
+func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr *KindReport, next int64, runLen, missRun int, minEnd int64, mode probeMode) error {
 	probed, failRun := 0, 0
 	var lastErr error
 	// A shared store's full probe asks only for the ids no user found:
@@ -305,11 +312,11 @@ func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr 
 	// unread are the known pages in projects whose wiki the user does
 	// not read: misses for this user, not pages.
 	unread := map[int64]bool{}
-	if w.shared() && full {
+	if w.shared() && mode&probeSkipKnown != 0 {
 		err := w.st.ScanWikiPages(ctx, store.DefaultScanBatch, func(ps []openproject.WikiPage) error {
 			for _, p := range ps {
 				known = append(known, p.ID)
-				if rw := w.opts.Shared.ReadsWiki; rw != nil && !rw(p.Project.ID) {
+				if rw := w.opts.Shared.ReadsWiki; rw != nil && !reads(rw, p.Project.ID) {
 					unread[p.ID] = true
 				}
 			}
@@ -360,7 +367,7 @@ func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr 
 			}
 		}
 		next += int64(n)
-		if full {
+		if mode&probeResumable != 0 {
 			st.Extra[extraProbeNext] = strconv.FormatInt(next, 10)
 			st.Extra[extraProbeRun] = strconv.Itoa(runLen)
 		}

@@ -193,11 +193,14 @@ type Shared struct {
 	// latest view knows (nil: every wiki). A full wiki probe counts a
 	// page another user found as a page only where the user reads it,
 	// so its run past the pages is as long as the user's own probe's.
-	ReadsWiki func(project int64) bool
+	//
+	// A finished full probe is recorded with the wikis its user reads:
+	// while the probes of the last WikiFullProbeEvery read, between them,
+	// every wiki a user reads, that user's full probe asks only the ids
+	// above those probes' pages that no user found (see coveredProbe).
+	ReadsWiki func(project int64) (reads, known bool)
 	// Admin says the user is an administrator, who reads every wiki:
-	// their full probe, once finished, vouches for every id below its
-	// end, and other users' full probes within WikiFullProbeEvery of it
-	// only look past the highest known page (see syncWiki).
+	// their full probe, once finished, covers every user's.
 	Admin bool
 	// Indexing, if set, is told every batch of documents the worker is
 	// about to index or delete (by id), before the index holds the
@@ -375,6 +378,9 @@ type run struct {
 	api    API
 	report *Report
 	calls  atomic.Int64
+	// wikiRead holds the projects of the wiki pages this run fetched:
+	// wikis its user reads (recordProbe).
+	wikiRead map[int64]bool
 }
 
 // Sync runs one sync of every kind: projects, work packages with their
