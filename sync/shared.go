@@ -2,7 +2,10 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/opsearch/opsearch/store"
@@ -94,4 +97,33 @@ func (u *User) SharedWorker(api API, sh Shared, opts Options) (*Worker, error) {
 		opts.Logger = u.log
 	}
 	return NewWorker(api, u.Store, u.Index, opts), nil
+}
+
+// DefaultShared reports whether a team server keeps the shared store for
+// baseURL's instance when its operator chose neither a shared index nor
+// one per user: it does, unless dataDir already holds users' own stores
+// of the instance and no shared store (a server that ran when an index
+// per user was the default), which it keeps, so that an upgrade crawls
+// nothing again by surprise. kept lists those stores.
+func DefaultShared(dataDir, baseURL string) (shared bool, kept []LocalUser, err error) {
+	dir, err := SharedDir(dataDir, baseURL)
+	if err != nil {
+		return false, nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, store.FileName)); err == nil {
+		return true, nil, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, nil, fmt.Errorf("look for the shared store: %w", err)
+	}
+	all, err := LocalUsers(dataDir)
+	if err != nil {
+		return false, nil, err
+	}
+	inst := filepath.Base(filepath.Dir(dir))
+	for _, lu := range all {
+		if lu.Instance == inst {
+			kept = append(kept, lu)
+		}
+	}
+	return len(kept) == 0, kept, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,9 +31,13 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	wps := fs.Int("work-packages", 3000, "number of generated work packages")
 	seed := fs.Int64("seed", 1, "generator seed; the same seed gives the same data")
 	dataDir := fs.String("data-dir", "", "where the demo's indexes are kept (default: a temporary directory removed on exit)")
-	sharedIndex := fs.Bool("shared-index", false, "serve every user from one shared index (serve --shared-index) instead of one per user")
+	perUser := fs.Bool("per-user-index", false, "serve every user from an index of their own (serve --per-user-index) instead of one shared index")
+	shared := fs.Bool("shared-index", false, "serve every user from one shared index (the default)")
 	if err := noArgs(fs, args); err != nil {
 		return err
+	}
+	if *shared && *perUser {
+		return errors.New("--shared-index and --per-user-index exclude each other")
 	}
 	if *wps < 1 {
 		return fmt.Errorf("--work-packages must be at least 1, not %d", *wps)
@@ -85,7 +90,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 		Logger:        e.logger,
 		WorkerOptions: sync.Options{Logger: e.logger, Progress: func(k kind.Kind, done, total int) { prog.update(string(k), done, total) }},
 	}
-	u, worker, err := openDemoIndex(ctx, *dataDir, client, uo, *sharedIndex)
+	u, worker, err := openDemoIndex(ctx, *dataDir, client, uo, !*perUser)
 	if err != nil {
 		return fmt.Errorf("open the demo index: %w", err)
 	}
@@ -120,7 +125,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	conn := &connConfig{baseURL: baseURL, dataDir: *dataDir, timeout: 30 * time.Second}
 	return runServeHTTP(ctx, e, httpServe{
 		conn: conn, flags: &httpFlags{addr: *addr, idleTimeout: sync.DefaultIdleTimeout, maxUsers: sync.DefaultMaxUsers, maxSyncs: sync.DefaultMaxConcurrentSyncs, keyGrace: sync.DefaultKeyGrace,
-			sharedIndex: *sharedIndex, viewRefresh: sync.DefaultViewRefresh},
+			sharedIndex: !*perUser, perUserIndex: *perUser, viewRefresh: sync.DefaultViewRefresh},
 		spec: sync.DefaultSpec,
 		ready: func(addr string) {
 			printDemo(e.stdout, "http://"+addr+"/mcp", baseURL, *dataDir, examples)

@@ -26,7 +26,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestRun_Demo(t *testing.T) {
-	for _, extra := range [][]string{nil, {"--shared-index"}} {
+	for _, extra := range [][]string{nil, {"--per-user-index"}} {
 		t.Run(strings.Join(append([]string{"demo"}, extra...), " "), func(t *testing.T) { testDemo(t, extra...) })
 	}
 }

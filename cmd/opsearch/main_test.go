@@ -53,7 +53,8 @@ func TestRun_Usage(t *testing.T) {
 		{[]string{"search", "--max-delete-share", "0", "x"}, 1, "--max-delete-share (or OPSEARCH_MAX_DELETE_SHARE) must be a number above 0"},
 		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--shared-index", "--per-user-index"}, 1, "--shared-index and --per-user-index exclude each other"},
 		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--shared-index", "--view-refresh", "0s"}, 1, "invalid --view-refresh 0s: it must be positive"},
-		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--crawl-api-key", "k"}, 1, "--crawl-api-key (OPSEARCH_CRAWL_API_KEY) needs --shared-index"},
+		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--per-user-index", "--crawl-api-key", "k"}, 1, "--crawl-api-key (OPSEARCH_CRAWL_API_KEY) crawls the shared index, not with --per-user-index"},
+		{[]string{"demo", "--shared-index", "--per-user-index"}, 1, "--shared-index and --per-user-index exclude each other"},
 	}
 	t.Setenv("OPENPROJECT_BASE_URL", "")
 	t.Setenv("OPENPROJECT_API_KEY", "")

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -53,28 +54,42 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 	fs.DurationVar(&h.keyGrace, "key-grace", sync.DefaultKeyGrace, "HTTP mode: how long after OpenProject last confirmed a key its index keeps answering while OpenProject is unreachable (negative: never)")
 	fs.StringVar(&h.allowedOrigins, "allowed-origins", e.getenv("OPSEARCH_ALLOWED_ORIGINS"), "HTTP mode: comma-separated browser origins allowed to call the server, * for any (env OPSEARCH_ALLOWED_ORIGINS; loopback origins are allowed on loopback)")
 	fs.StringVar(&h.allowedHosts, "allowed-hosts", e.getenv("OPSEARCH_ALLOWED_HOSTS"), "HTTP mode: comma-separated host names (name or name:port) clients may use besides loopback names and IP addresses, * for any; others get 403 (DNS rebinding), on every listener: list a reverse proxy's or a compose service's name (env OPSEARCH_ALLOWED_HOSTS)")
-	fs.BoolVar(&h.sharedIndex, "shared-index", false, "HTTP mode: keep one store and index for every user of the instance, each user seeing what OpenProject shows their key (refreshed every --view-refresh), instead of one per user")
-	fs.BoolVar(&h.perUserIndex, "per-user-index", false, "HTTP mode: keep one store and index per user (the default; the reference the shared index is tested against)")
-	fs.DurationVar(&h.viewRefresh, "view-refresh", sync.DefaultViewRefresh, "HTTP mode with --shared-index: how often each active user's permissions are asked of OpenProject again (also after each of their syncs and key checks)")
-	fs.StringVar(&h.crawlKey, "crawl-api-key", e.getenv("OPSEARCH_CRAWL_API_KEY"), "HTTP mode with --shared-index: the API key of an account (best an administrator's) that crawls the shared store on the schedule and answers no request (env OPSEARCH_CRAWL_API_KEY; prefer the environment: arguments show in process lists)")
+	fs.BoolVar(&h.sharedIndex, "shared-index", false, "HTTP mode: keep one store and index for every user of the instance, each user seeing what OpenProject shows their key (refreshed every --view-refresh); the default, unless the data dir holds indexes per user from an earlier version and no shared one")
+	fs.BoolVar(&h.perUserIndex, "per-user-index", false, "HTTP mode: keep one store and index per user instead of the shared one (the reference the shared index is tested against)")
+	fs.DurationVar(&h.viewRefresh, "view-refresh", sync.DefaultViewRefresh, "HTTP mode, shared index: how often each active user's permissions are asked of OpenProject again (also after each of their syncs and key checks)")
+	fs.StringVar(&h.crawlKey, "crawl-api-key", e.getenv("OPSEARCH_CRAWL_API_KEY"), "HTTP mode, shared index: the API key of an account (best an administrator's) that crawls the shared store on the schedule and answers no request (env OPSEARCH_CRAWL_API_KEY; prefer the environment: arguments show in process lists)")
 	fs.BoolVar(&h.verifyResults, "verify-results", false, "HTTP mode: check every search result with OpenProject, with the user's key, before answering (verdicts kept 5s): a permission taken away shows at once, at a request per result")
 	return h
 }
 
 // shared returns the Manager's shared-index options, nil for an index
-// per user.
-func (h *httpFlags) shared(baseURL string) (*sync.SharedOptions, error) {
+// per user. Without either flag the shared index is kept, unless
+// sync.DefaultShared finds only indexes per user in dataDir (a crawl key
+// asks for the shared one).
+func (h *httpFlags) shared(baseURL, dataDir string, log *slog.Logger) (*sync.SharedOptions, error) {
+	crawlKey := strings.TrimSpace(h.crawlKey)
 	switch {
 	case h.sharedIndex && h.perUserIndex:
 		return nil, errors.New("--shared-index and --per-user-index exclude each other")
-	case !h.sharedIndex && strings.TrimSpace(h.crawlKey) != "":
-		return nil, errors.New("--crawl-api-key (OPSEARCH_CRAWL_API_KEY) needs --shared-index: each user's own index is crawled with their key")
-	case !h.sharedIndex:
+	case h.perUserIndex && crawlKey != "":
+		return nil, errors.New("--crawl-api-key (OPSEARCH_CRAWL_API_KEY) crawls the shared index, not with --per-user-index: each user's own index is crawled with their key")
+	case h.perUserIndex:
 		return nil, nil
 	case h.viewRefresh <= 0:
 		return nil, fmt.Errorf("invalid --view-refresh %s: it must be positive", h.viewRefresh)
 	}
-	return &sync.SharedOptions{BaseURL: baseURL, RefreshEvery: h.viewRefresh, CrawlKey: strings.TrimSpace(h.crawlKey)}, nil
+	if !h.sharedIndex && crawlKey == "" {
+		shared, kept, err := sync.DefaultShared(dataDir, baseURL)
+		if err != nil {
+			return nil, err
+		}
+		if !shared {
+			log.Warn("keeping the indexes per user this data dir holds; --shared-index switches to one shared index (crawled anew, the old directories can then be removed), --per-user-index keeps them and silences this",
+				"users", len(kept), "dir", filepath.Dir(kept[0].Dir))
+			return nil, nil
+		}
+	}
+	return &sync.SharedOptions{BaseURL: baseURL, RefreshEvery: h.viewRefresh, CrawlKey: crawlKey}, nil
 }
 
 // listenAddr turns --http's value into a listen address: a bare port
@@ -144,7 +159,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	if err != nil {
 		return err
 	}
-	shared, err := hf.shared(conn.baseURL)
+	shared, err := hf.shared(conn.baseURL, conn.dataDir, e.logger.With("subsystem", "serve"))
 	if err != nil {
 		return err
 	}
