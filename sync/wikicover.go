@@ -64,6 +64,18 @@ func readWikiProbes(raw []byte) wikiProbes {
 // nil). A project with no stored page is in it: nothing shows whether
 // the user reads its wiki.
 func (w *Worker) mayReadWikis() ([]int64, bool, error) {
+	return w.wikiProjects(func(_ int64, reads, known bool) bool { return reads || !known })
+}
+
+// readWikis returns the projects whose wikis the worker's user is known
+// to read: those the view knows, and those of the pages r fetched.
+func (w *Worker) readWikis(r *run) ([]int64, bool, error) {
+	return w.wikiProjects(func(id int64, reads, _ bool) bool { return reads || r.wikiRead[id] })
+}
+
+// wikiProjects returns the store's projects for which keep holds, given
+// what ReadsWiki says of each; false if ReadsWiki is nil.
+func (w *Worker) wikiProjects(keep func(project int64, reads, known bool) bool) ([]int64, bool, error) {
 	rw := w.opts.Shared.ReadsWiki
 	if rw == nil {
 		return nil, false, nil
@@ -74,22 +86,8 @@ func (w *Worker) mayReadWikis() ([]int64, bool, error) {
 	}
 	return slices.DeleteFunc(ids, func(id int64) bool {
 		reads, known := rw(id)
-		return known && !reads
+		return !keep(id, reads, known)
 	}), true, nil
-}
-
-// readWikis returns the projects whose wikis the worker's user is known
-// to read: those the view knows, and those of the pages r fetched.
-func (w *Worker) readWikis(r *run) ([]int64, bool, error) {
-	rw := w.opts.Shared.ReadsWiki
-	if rw == nil {
-		return nil, false, nil
-	}
-	ids, err := w.st.IDs(kind.Project)
-	if err != nil {
-		return nil, false, fmt.Errorf("read project ids: %w", err)
-	}
-	return slices.DeleteFunc(ids, func(id int64) bool { return !reads(rw, id) && !r.wikiRead[id] }), true, nil
 }
 
 // coveredProbe reports whether the recent full probes of other users
