@@ -127,3 +127,25 @@ func DefaultShared(dataDir, baseURL string) (shared bool, kept []LocalUser, err 
 	}
 	return len(kept) == 0, kept, nil
 }
+
+// sharedStores lists the instances (directory names) under dataDir that
+// hold a shared store, only inst's if inst is set.
+func sharedStores(dataDir, inst string) ([]string, error) {
+	insts, err := os.ReadDir(dataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list data dir: %w", err)
+	}
+	var out []string
+	for _, d := range insts {
+		if !d.IsDir() || inst != "" && d.Name() != inst {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dataDir, d.Name(), SharedDirName, store.FileName)); err == nil {
+			out = append(out, d.Name())
+		}
+	}
+	return out, nil
+}

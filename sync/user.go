@@ -110,10 +110,19 @@ type ChooseUserError struct {
 	BaseURL    string
 	UserID     int64
 	Candidates []LocalUser
+	// Shared names the instances (directory names) whose shared store
+	// the data directory holds: a team server's, which the commands that
+	// open a user's own store cannot read.
+	Shared []string
 }
 
 func (e *ChooseUserError) Error() string {
 	var b strings.Builder
+	if len(e.Candidates) == 0 && len(e.Shared) > 0 {
+		fmt.Fprintf(&b, "%s holds no user's own index, only the shared index of %s that a team server (opsearch serve --http) keeps for all its users", e.DataDir, strings.Join(e.Shared, ", "))
+		b.WriteString(": search it through that server (its GET /health reports the index and the crawl); search and status read a user's own index, kept by opsearch sync or by opsearch serve over stdio")
+		return b.String()
+	}
 	if len(e.Candidates) == 0 {
 		fmt.Fprintf(&b, "no opsearch data under %s", e.DataDir)
 		if e.BaseURL != "" {
@@ -405,7 +414,13 @@ func FindLocalUser(dataDir, baseURL string, userID int64) (LocalUser, error) {
 			// Show what does exist, so the user sees the right choice.
 			match = all
 		}
-		return LocalUser{}, &ChooseUserError{DataDir: dataDir, BaseURL: baseURL, UserID: userID, Candidates: match}
+		ce := &ChooseUserError{DataDir: dataDir, BaseURL: baseURL, UserID: userID, Candidates: match}
+		if len(match) == 0 {
+			if ce.Shared, err = sharedStores(dataDir, inst); err != nil {
+				return LocalUser{}, err
+			}
+		}
+		return LocalUser{}, ce
 	}
 	return match[0], nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/store"
+	"github.com/opsearch/opsearch/sync"
 )
 
 // TestServeHTTPIndexDefault: serve --http keeps one shared index unless
@@ -70,5 +71,32 @@ func TestServeHTTPIndexDefault(t *testing.T) {
 				t.Errorf("warned of kept indexes %v, want %v:\n%s", warned, tc.wantWarn, logs)
 			}
 		})
+	}
+}
+
+// TestLocalCommandsOnSharedStore: search and status, pointed at a team
+// server's data dir, which holds only the shared index, say so rather
+// than that there is no data.
+func TestLocalCommandsOnSharedStore(t *testing.T) {
+	const base = "http://127.0.0.1:1"
+	data := t.TempDir()
+	u, err := sync.OpenShared(t.Context(), data, base, sync.UserOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OPENPROJECT_API_KEY", "")
+	for _, args := range [][]string{
+		{"status", "--data-dir", data},
+		{"status", "--data-dir", data, "--base-url", base},
+		{"search", "--data-dir", data, "deploy"},
+	} {
+		var out, errb syncBuffer
+		code := run(t.Context(), args, &out, &errb)
+		if code == 0 || !strings.Contains(errb.String(), "only the shared index of 127.0.0.1_1") || !strings.Contains(errb.String(), "search it through that server") {
+			t.Errorf("opsearch %s: exit %d, stderr %q; want an error naming the shared index", strings.Join(args, " "), code, errb.String())
+		}
 	}
 }
