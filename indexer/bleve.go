@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -695,6 +696,12 @@ func (b *Bleve) Settle(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	b.written.Add(-n)
+	// The write that came before (a first crawl, most often) leaves a
+	// heap that is mostly garbage, which the runtime gives back to the
+	// system only slowly; the merge then maps the whole index beside it.
+	// Giving it back first keeps the peak to the larger of the two
+	// rather than their sum (at 100,000 work packages, 438 MB resident).
+	debug.FreeOSMemory()
 	if err := mergeSegments(ctx, b.idx); err != nil {
 		return false, fmt.Errorf("settle index: %w", err)
 	}
