@@ -432,7 +432,33 @@ func mergeSegments(ctx context.Context, nidx bleve.Index) error {
 	if err := s.ForceMerge(ctx, nil); err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}
+	awaitReclaim(ctx, s)
 	return nil
+}
+
+// reclaimWait bounds awaitReclaim.
+const reclaimWait = 10 * time.Second
+
+// awaitReclaim waits, at most reclaimWait, until scorch has removed the
+// segment files a merge replaced. It removes them only once its
+// persister is idle, usually milliseconds after the merge; a process that
+// exits right after merging (opsearch sync after a first crawl) would
+// otherwise leave the index twice its size on disk until the next open.
+func awaitReclaim(ctx context.Context, s *scorch.Scorch) {
+	deadline := time.Now().Add(reclaimWait)
+	for time.Now().Before(deadline) {
+		m := s.StatsMap()
+		files, _ := m["CurOnDiskFiles"].(uint64)
+		atRoot, ok := m["TotFileSegmentsAtRoot"].(uint64)
+		if !ok || files <= atRoot+1 { // the segments and root.bolt
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // swap replaces the live index with the freshly built one in tmp. It holds

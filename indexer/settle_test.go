@@ -3,6 +3,7 @@ package indexer
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -26,7 +27,8 @@ func segments(t *testing.T, b *Bleve) uint64 {
 // that are left to scorch, and a search finds the same either way.
 func TestSettle(t *testing.T) {
 	ctx := context.Background()
-	b, err := Open(filepath.Join(t.TempDir(), "index"), Options{})
+	dir := filepath.Join(t.TempDir(), "index")
+	b, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +60,19 @@ func TestSettle(t *testing.T) {
 	}
 	if n := segments(t, b); n != 1 {
 		t.Errorf("after Settle the index has %d segments, want 1", n)
+	}
+	// The replaced segments' files are gone when Settle returns, not at
+	// the next open: a sync that exits after it leaves one index's size.
+	files, err := os.ReadDir(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name())
+	}
+	if len(names) != 2 {
+		t.Errorf("after Settle the index directory holds %v; want root.bolt and one segment", names)
 	}
 	// Ties below the first may come in another order (the engine orders
 	// them by id); the match itself must stay first.
