@@ -98,10 +98,10 @@ func (w *Worker) wikiProjects(keep func(project int64, reads, known bool) bool) 
 //
 // An administrator's probe covers every wiki. A user whose view is not
 // known (nil ReadsWiki) may read every wiki, so only an administrator's
-// covers them. So does a project no user found a page of: whether
-// anyone reads its wiki is unknown, so it is covered only by an
-// administrator's probe. The projects come from the store, which the
-// user's sync's project step just brought up to date.
+// covers them; the same holds for a project no user found a page of,
+// since whether anyone reads its wiki is unknown. The projects come
+// from the store, which the user's sync's project step just brought up
+// to date.
 func (w *Worker) coveredProbe() (below int64, at time.Time, ok bool, err error) {
 	if w.opts.Shared.Admin {
 		return 0, time.Time{}, false, nil // an administrator's probe vouches for others
