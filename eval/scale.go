@@ -3,6 +3,7 @@ package eval
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +63,12 @@ type ScaleOptions struct {
 	// Dir holds each point's store and index in a subdirectory, kept
 	// afterwards; "" uses temporary ones, removed after each point.
 	Dir string
+	// Reuse searches a point Dir already holds, built by an earlier run
+	// with the same seed, way of building and index mapping, instead of
+	// building it again: its build figures are the earlier run's
+	// (ScalePoint.Reused). Query latency at a million work packages can
+	// then be measured again in minutes, not a quarter of an hour.
+	Reuse bool
 	// Logger receives progress; nil discards.
 	Logger *slog.Logger
 }
@@ -130,6 +137,20 @@ type ScalePoint struct {
 	BuildRSSMB  float64 `json:"buildRssMb"`
 	IndexRSSMB  float64 `json:"indexRssMb,omitempty"`
 	SearchRSSMB float64 `json:"searchRssMb"`
+	// Reused is true when the store and index were an earlier run's
+	// (ScaleOptions.Reuse): every build figure above is that run's.
+	Reused bool `json:"reused,omitempty"`
+}
+
+// pointFile, in a kept point's directory, records the finished build:
+// the point's build figures and what the build depends on.
+const pointFile = "point.json"
+
+// builtPoint is pointFile's content.
+type builtPoint struct {
+	Seed           int64      `json:"seed"`
+	MappingVersion int        `json:"mappingVersion"`
+	Point          ScalePoint `json:"point"`
 }
 
 // BenchScale builds a store and index for each size and measures the
@@ -169,17 +190,23 @@ func BenchScale(ctx context.Context, o ScaleOptions) (*ScaleReport, error) {
 
 // scalePoint measures one size.
 func scalePoint(ctx context.Context, o ScaleOptions, n int) (*ScalePoint, error) {
-	dir, cleanup, err := pointDir(o.Dir, n)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
 	direct := o.DirectAbove >= 0 && n > o.DirectAbove
 	p := &ScalePoint{WorkPackages: n, Built: BuiltSync}
 	if direct {
 		p.Built = BuiltDirect
 	}
 	log := o.Logger.With("work_packages", n, "built", p.Built)
+	if o.Reuse && o.Dir != "" {
+		if prev, ok := reusablePoint(o.Dir, n, o.Seed, p.Built); ok {
+			log.Info("reusing the store and index built earlier", "dir", pointPath(o.Dir, n))
+			return searchReused(ctx, o, prev, log)
+		}
+	}
+	dir, cleanup, err := pointDir(o.Dir, n)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
 
 	freeMemory()
 	log.Info("generating data")
@@ -246,6 +273,12 @@ func scalePoint(ctx context.Context, o ScaleOptions, n int) (*ScalePoint, error)
 	p.IndexMB = dirMB(filepath.Join(dir, "index"))
 	p.StoreMB = dirMB(dir) - p.IndexMB
 
+	if o.Dir != "" {
+		if err := writePoint(dir, o.Seed, p); err != nil {
+			return nil, err
+		}
+	}
+
 	freeMemory()
 	log.Info("searching", "queries", len(queries))
 	if err := searchPoint(ctx, st, idx, queries, p); err != nil {
@@ -255,6 +288,77 @@ func scalePoint(ctx context.Context, o ScaleOptions, n int) (*ScalePoint, error)
 	return p, nil
 }
 
+// pointPath is the directory of the point of n work packages under base.
+func pointPath(base string, n int) string {
+	return filepath.Join(base, fmt.Sprintf("wp-%d", n))
+}
+
+// writePoint records a finished build in its directory.
+func writePoint(dir string, seed int64, p *ScalePoint) error {
+	b, err := json.MarshalIndent(builtPoint{Seed: seed, MappingVersion: indexer.MappingVersion, Point: *p}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", pointFile, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, pointFile), b, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", pointFile, err)
+	}
+	return nil
+}
+
+// reusablePoint returns the build recorded under base for n work
+// packages, if it was built the same way from the same seed for this
+// index mapping.
+func reusablePoint(base string, n int, seed int64, built string) (*ScalePoint, bool) {
+	b, err := os.ReadFile(filepath.Join(pointPath(base, n), pointFile))
+	if err != nil {
+		return nil, false
+	}
+	var bp builtPoint
+	if json.Unmarshal(b, &bp) != nil || bp.Seed != seed || bp.MappingVersion != indexer.MappingVersion ||
+		bp.Point.WorkPackages != n || bp.Point.Built != built {
+		return nil, false
+	}
+	return &bp.Point, true
+}
+
+// searchReused measures search on a point an earlier run built: the same
+// queries (generated and labelled again from the seed), the build
+// figures as recorded.
+func searchReused(ctx context.Context, o ScaleOptions, prev *ScalePoint, log *slog.Logger) (*ScalePoint, error) {
+	p := *prev
+	p.Reused = true
+	freeMemory()
+	d := opgen.Generate(opgen.GenOptions{Seed: o.Seed, WorkPackages: p.WorkPackages})
+	if p.Built == BuiltDirect && p.WorkPackages > o.LabelSample {
+		d = sampleDataset(d, o.LabelSample)
+	}
+	log.Info("labelling queries", "on", len(d.WorkPackages))
+	queries := benchQueries(d, o.Seed, o.Queries)
+	d = nil
+	p.Queries, p.LabelledOn = len(queries), o.LabelSample
+	if p.Built != BuiltDirect || p.WorkPackages <= o.LabelSample {
+		p.LabelledOn = p.WorkPackages
+	}
+	dir := pointPath(o.Dir, p.WorkPackages)
+	st, err := store.Open(dir, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	idx, err := indexer.Open(filepath.Join(dir, "index"), indexer.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Close()
+	freeMemory()
+	log.Info("searching", "queries", len(queries))
+	if err := searchPoint(ctx, st, idx, queries, &p); err != nil {
+		return nil, err
+	}
+	p.SearchRSSMB = peakRSSMB()
+	return &p, nil
+}
+
 // pointDir returns the directory of the point of n work packages and a
 // function that removes it if it is temporary.
 func pointDir(base string, n int) (string, func(), error) {
@@ -262,7 +366,7 @@ func pointDir(base string, n int) (string, func(), error) {
 		tmp, err := os.MkdirTemp("", "opsearch-bench-scale-")
 		return tmp, func() { os.RemoveAll(tmp) }, err
 	}
-	dir := filepath.Join(base, fmt.Sprintf("wp-%d", n))
+	dir := pointPath(base, n)
 	if err := os.RemoveAll(dir); err != nil {
 		return "", nil, err
 	}
@@ -452,6 +556,9 @@ func (r *ScaleReport) WriteText(w io.Writer) {
 			}
 		case BuiltDirect:
 			fmt.Fprintf(w, "built straight from the generated documents (store written in batches, index rebuilt from it; no HTTP, no sync; %.0f MiB peak while indexing)", p.IndexRSSMB)
+		}
+		if p.Reused {
+			fmt.Fprint(w, "; built by an earlier run (--reuse), whose build figures these are")
 		}
 		fmt.Fprintf(w, "; %d queries labelled on %d work packages", p.Queries, p.LabelledOn)
 		if p.LabelledOn < p.WorkPackages {

@@ -28,12 +28,16 @@ func runBench(ctx context.Context, e env, args []string) error {
 	fs.StringVar(&o.Dir, "dir", "", "keep the store and index in this directory (default: a temporary one, removed afterwards)")
 	scale := fs.String("scale", "", "comma-separated work package counts, e.g. 10000,100000,1000000: build, size, search latency, recall and memory at each, opsearch alone")
 	directAbove := fs.Int("direct-above", eval.DefaultDirectAbove, "with --scale: sizes above this are built straight from generated documents instead of synced over HTTP (-1: sync every size)")
+	reuse := fs.Bool("reuse", false, "with --scale and --dir: search a size the directory already holds from an earlier run (same seed) instead of building it again")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
 	o.Latency = cmp.Or(o.Latency, -1) // explicit zero: no added latency
 	o.Logger = e.logger
+	if *reuse && (*scale == "" || o.Dir == "") {
+		return errors.New("--reuse needs --scale and --dir: it searches the sizes an earlier --scale run kept in --dir")
+	}
 	if *scale != "" || flagSet(fs, "direct-above") {
 		sizes, err := parseSizes(*scale)
 		if err != nil {
@@ -47,7 +51,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 		}
 		rep, err := eval.BenchScale(ctx, eval.ScaleOptions{
 			Sizes: sizes, Latency: o.Latency, Queries: o.Queries, Seed: o.Seed,
-			DirectAbove: *directAbove, Dir: o.Dir, Logger: e.logger,
+			DirectAbove: *directAbove, Dir: o.Dir, Reuse: *reuse, Logger: e.logger,
 		})
 		if err != nil {
 			return err

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -48,6 +50,7 @@ func TestBench_ScaleFlags(t *testing.T) {
 		{"bench", "--scale", "500,abc"},
 		{"bench", "--scale", "500", "--direct-above", "0"},
 		{"bench", "--direct-above", "100"}, // without --scale
+		{"bench", "--scale", "500", "--reuse"}, // without --dir
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, &out, &errb); code == 0 {
@@ -106,4 +109,47 @@ func TestBench_Scale(t *testing.T) {
 		}
 	}
 	t.Log("\n" + out.String())
+}
+
+// TestBench_ScaleReuse: --reuse searches what an earlier run kept in
+// --dir, with that run's build figures and the same queries, and builds
+// afresh what was built from another seed.
+func TestBench_ScaleReuse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a small index")
+	}
+	dir := t.TempDir()
+	bench := func(extra ...string) eval.ScalePoint {
+		t.Helper()
+		var out, errb bytes.Buffer
+		args := append([]string{"bench", "--scale", "800", "--direct-above", "500", "--queries", "10", "--json", "--dir", dir}, extra...)
+		if code := run(context.Background(), args, &out, &errb); code != 0 {
+			t.Fatalf("opsearch %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+		}
+		var rep eval.ScaleReport
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Points) != 1 {
+			t.Fatalf("report: %v: %s", err, out.String())
+		}
+		return rep.Points[0]
+	}
+	first := bench()
+	index := filepath.Join(dir, "wp-800", "index")
+	before, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := bench("--reuse")
+	if !again.Reused || first.Reused {
+		t.Fatalf("reused: first %v, again %v", first.Reused, again.Reused)
+	}
+	if again.BuildMS != first.BuildMS || again.Documents != first.Documents || again.IndexMB != first.IndexMB ||
+		again.Recall10 != first.Recall10 || again.MRR10 != first.MRR10 || again.Queries != first.Queries || again.LabelledOn != first.LabelledOn {
+		t.Errorf("reused point differs from the build it reused:\nfirst %+v\nagain %+v", first, again)
+	}
+	if after, err := os.Stat(index); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the index directory was made again: %v", err)
+	}
+	if other := bench("--reuse", "--seed", "2"); other.Reused {
+		t.Error("a point built from seed 1 was reused for seed 2")
+	}
 }
