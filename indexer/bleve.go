@@ -88,6 +88,10 @@ type Bleve struct {
 	// views caches what restricted searches of the current snapshot
 	// share (visibleReader).
 	views visibleViews
+
+	// splitPostings replaces minSplitPostings when set: tests split
+	// queries on small indexes.
+	splitPostings uint64
 }
 
 var _ Index = (*Bleve)(nil)
@@ -761,11 +765,21 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 	if err != nil {
 		return Result{}, fmt.Errorf("search index: %w", err)
 	}
-	res, err := b.idx.SearchInContext(ctx, req)
-	if err != nil {
-		return Result{}, fmt.Errorf("search index: %w", err)
+	var out Result
+	split := false
+	if plan != nil && plan.split != nil {
+		if out, split, err = b.searchSplit(ctx, plan.split); err != nil {
+			return Result{}, fmt.Errorf("search index: %w", err)
+		}
 	}
-	out := Result{Total: res.Total, Took: res.Took, Hits: hitsOf(res), Plan: plan}
+	if !split {
+		res, err := b.idx.SearchInContext(ctx, req)
+		if err != nil {
+			return Result{}, fmt.Errorf("search index: %w", err)
+		}
+		out = Result{Total: res.Total, Took: res.Took, Hits: hitsOf(res)}
+	}
+	out.Plan = plan
 	if fed != nil {
 		fres, err := b.idx.SearchInContext(ctx, fed)
 		if err != nil {
@@ -789,6 +803,21 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 		}
 	}
 	return out, nil
+}
+
+// searchSplit runs a query split by commonSplit. It reports false when
+// the rarer words find fewer documents than the page reaches: then the
+// documents holding only common words belong in it, and the caller runs
+// the whole query.
+func (b *Bleve) searchSplit(ctx context.Context, sp *commonSplit) (Result, bool, error) {
+	res, err := b.idx.SearchInContext(ctx, sp.request)
+	if err != nil {
+		return Result{}, false, err
+	}
+	if res.Total < uint64(sp.request.From+sp.request.Size) {
+		return Result{}, false, nil
+	}
+	return Result{Total: res.Total, TotalIsLowerBound: true, Took: res.Took, Hits: hitsOf(res)}, true, nil
 }
 
 // coverAll measures the coverage of hits and of the federated hits in

@@ -140,9 +140,13 @@ func (h Hit) DocID() string {
 
 // Result is a page of hits.
 type Result struct {
-	Total uint64        `json:"total"`
-	Hits  []Hit         `json:"hits"`
-	Took  time.Duration `json:"took"`
+	// Total counts the documents the query matched; with TotalIsLowerBound
+	// only those holding one of its rarer words were counted (documents
+	// holding only its most common words were not visited).
+	Total             uint64        `json:"total"`
+	TotalIsLowerBound bool          `json:"totalIsLowerBound,omitempty"`
+	Hits              []Hit         `json:"hits"`
+	Took              time.Duration `json:"took"`
 	// Plan is how the index read a fuzzy query's words; nil in exact mode
 	// and for filter-only queries.
 	Plan *Plan `json:"-"`

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/blevesearch/bleve/v2"
 	index "github.com/blevesearch/bleve_index_api"
 )
 
@@ -19,6 +20,33 @@ import (
 type Plan struct {
 	Words []PlanWord
 	docs  uint64
+	// split, when some of the query's words are common and some not, is
+	// the cheaper way to run it.
+	split *commonSplit
+}
+
+// commonSplit runs a query with common and rarer words as Lucene's
+// CommonTermsQuery does: only the rarer words find candidates and add
+// their tf-idf to their scores; the common words count in a candidate's
+// coordination factor when it holds them, as in the whole query, read
+// from postings without frequencies (rankQuery.present), and every
+// word's title boost stays. Left out are documents holding only common
+// words, every one of them a weak match (commonWeight), and the common
+// words' own tf-idf in the text, which is small: in bleve's tf-idf a
+// word in 10% of the documents weighs idf² = 11 (7 at 20%), one in 1%
+// weighs 31, and a rare one up to 200.
+//
+// The posting lists of common words are most of what a query walks in a
+// large index, and bleve has no skipping by score bounds (block-max
+// WAND). Skipping through a zap posting list that is read with
+// frequencies steps through every posting on the way, so scoring the
+// candidates by the common words cost as much as walking them; skipping
+// through one read without them jumps through its bitmap.
+type commonSplit struct {
+	// rare is the query of the rarer words.
+	rare *rankQuery
+	// request is its request, for the same page as the whole query's.
+	request *bleve.SearchRequest
 }
 
 // PlanWord is one content word of the query.
@@ -33,9 +61,36 @@ type PlanWord struct {
 	// for a word the index holds in no form, half the largest idf.
 	Weight float64
 
-	df    uint64
-	parts []string // an identifier's parts, all of which match it too
-	ident bool     // an id ("#123"), matched in the identifiers
+	df     uint64
+	parts  []string // an identifier's parts, all of which match it too
+	ident  bool     // an id ("#123"), matched in the identifiers
+	common bool     // its group is left out of finding candidates (commonSplit)
+	// postings counts its forms' postings (formPostings).
+	postings uint64
+}
+
+// WeakCover is the share of a query's information (Plan.Cover) under
+// which a document is a weak match for it: it holds some of the query's
+// words, but not what the query is about. The search engine marks such
+// results partial; the index does not look for documents holding only
+// common words when those words are less than this share of the query
+// (commonSplit), since every such document would be a weak match.
+const WeakCover = 0.4
+
+// commonWeight is the share of the query's information in its common
+// words: the most a document holding only those can cover.
+func (p *Plan) commonWeight() float64 {
+	var common, total float64
+	for _, w := range p.Words {
+		total += w.Weight
+		if w.common {
+			common += w.Weight
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return common / total
 }
 
 // Known reports whether the index holds the word in some form.

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +31,18 @@ import (
 type rankQuery struct {
 	groups []query.Query
 	should []query.Query
+	// coordGroups and coordShould, when set, are the clause counts the
+	// coordination factors divide by instead of len(groups) and
+	// len(should): a query of a full query's rarer words only
+	// (commonSplit) so scores as the full query would score its matches
+	// of those words.
+	coordGroups, coordShould int
+	// present are the forms of groups left out of the query (a
+	// commonSplit's common words), by group: a hit holding one of a
+	// group's forms counts it in its coordination factor, as the whole
+	// query would, though the group adds nothing to the sum. Presence is
+	// read from postings without frequencies, which skip cheaply.
+	present [][]string
 }
 
 var _ query.Query = (*rankQuery)(nil)
@@ -77,6 +90,20 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 	if len(s.groups) == 0 {
 		return nil, errors.New("build rank searcher: no clauses")
 	}
+	for _, forms := range q.present {
+		var rs []index.TermFieldReader
+		for _, t := range forms {
+			tfr, err := r.TermFieldReader(ctx, []byte(t), fieldAll, false, false, false)
+			if err != nil {
+				_ = s.Close()
+				return nil, fmt.Errorf("read postings of %q: %w", t, err)
+			}
+			rs = append(rs, tfr)
+		}
+		s.present = append(s.present, presence{readers: rs, docs: make([]index.TermFieldDoc, len(rs)), at: make([]uint64, len(rs)), read: make([]bool, len(rs))})
+	}
+	s.coordGroups = float64(cmp.Or(q.coordGroups, len(s.groups)))
+	s.coordShould = float64(cmp.Or(q.coordShould, len(s.should)))
 	s.gcur = make([]*bsearch.DocumentMatch, len(s.groups))
 	s.gdoc = make([]uint64, len(s.groups))
 	s.scur = make([]*bsearch.DocumentMatch, len(s.should))
@@ -99,6 +126,41 @@ type rankSearcher struct {
 	gdoc, sdoc []uint64
 	matched    []int
 	started    bool
+	// coordGroups and coordShould divide the coordination factors.
+	coordGroups, coordShould float64
+	// present are the groups counted by presence (rankQuery.present).
+	present []presence
+}
+
+// presence is one group counted by presence: a reader per form, and the
+// document number each is at (exhausted after its last posting), once
+// read. Each reader has its own TermFieldDoc: scorch's reader keeps the
+// ID of the one it filled as its position.
+type presence struct {
+	readers []index.TermFieldReader
+	docs    []index.TermFieldDoc
+	at      []uint64
+	read    []bool
+}
+
+// holds reports whether a form of the group is in the document doc
+// (number) with id, moving the readers behind it up to it.
+func (p *presence) holds(id index.IndexInternalID, doc uint64) (bool, error) {
+	in := false
+	for k, r := range p.readers {
+		if !p.read[k] || p.at[k] < doc {
+			got, err := r.Advance(id, p.docs[k].Reset())
+			if err != nil {
+				return false, err
+			}
+			p.read[k], p.at[k] = true, exhausted
+			if got != nil {
+				p.at[k] = got.ID.Value()
+			}
+		}
+		in = in || p.at[k] == doc
+	}
+	return in, nil
 }
 
 func docNum(m *bsearch.DocumentMatch) uint64 {
@@ -150,7 +212,17 @@ func (s *rankSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch,
 		}
 	}
 	rv := s.gcur[s.matched[0]]
-	score := sum * (float64(len(s.matched)) / float64(len(s.groups)))
+	matched := len(s.matched)
+	for k := range s.present {
+		in, err := s.present[k].holds(rv.IndexInternalID, doc)
+		if err != nil {
+			return nil, err
+		}
+		if in {
+			matched++
+		}
+	}
+	score := sum * (float64(matched) / s.coordGroups)
 	var ssum float64
 	var sm int
 	for j, c := range s.should {
@@ -170,7 +242,7 @@ func (s *rankSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch,
 		}
 	}
 	if sm > 0 {
-		score += ssum * (float64(sm) / float64(len(s.should)))
+		score += ssum * (float64(sm) / s.coordShould)
 	}
 	rv.Score = score
 	for _, i := range s.matched {
@@ -218,6 +290,11 @@ func (s *rankSearcher) Close() error {
 	}
 	for _, c := range s.should {
 		errs = append(errs, c.Close())
+	}
+	for _, p := range s.present {
+		for _, r := range p.readers {
+			errs = append(errs, r.Close())
+		}
 	}
 	return errors.Join(errs...)
 }

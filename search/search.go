@@ -358,9 +358,10 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 	if filtered {
 		// Only what was examined is known to pass.
 		resp.Total = len(ranked)
-		resp.TotalIsLowerBound = res.Total > uint64(len(res.Hits))
+		resp.TotalIsLowerBound = res.TotalIsLowerBound || res.Total > uint64(len(res.Hits))
 	} else {
 		resp.Total = int(res.Total) - (len(head) - len(cands)) // less entities gone from the store
+		resp.TotalIsLowerBound = res.TotalIsLowerBound
 		if end := from + q.PageSize; end > len(ranked) && len(res.Hits) > len(head) {
 			// The page reaches past the re-ranked head: the tail in
 			// index order.
@@ -691,7 +692,7 @@ const (
 // while 317 of the 319 expected items found cover 0.4 or more (the other
 // two, at 0.35 and 0.39, are still returned, marked partial). The
 // threshold errs on the side of calling a match weak.
-const PartialBelow = 0.4
+const PartialBelow = indexer.WeakCover
 
 func (e *Engine) rank(cands []*candidate, q Query) []ranked {
 	if len(cands) == 0 {
