@@ -49,7 +49,7 @@ func TestBench_ScaleFlags(t *testing.T) {
 		{"bench", "--scale", "500", "--work-packages", "500"},
 		{"bench", "--scale", "500,abc"},
 		{"bench", "--scale", "500", "--direct-above", "0"},
-		{"bench", "--direct-above", "100"}, // without --scale
+		{"bench", "--direct-above", "100"},     // without --scale
 		{"bench", "--scale", "500", "--reuse"}, // without --dir
 	} {
 		var out, errb bytes.Buffer
