@@ -227,16 +227,11 @@ func scalePoint(ctx context.Context, o ScaleOptions, n int) (*ScalePoint, error)
 	p.Queries = len(queries)
 	freeMemory() // labelling's own peak is not the build's
 
-	st, err := store.Open(dir, store.Options{})
+	st, idx, closePoint, err := openPoint(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-	idx, err := indexer.Open(filepath.Join(dir, "index"), indexer.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer idx.Close()
+	defer closePoint()
 
 	log.Info("building")
 	start := time.Now()
@@ -286,6 +281,19 @@ func scalePoint(ctx context.Context, o ScaleOptions, n int) (*ScalePoint, error)
 	}
 	p.SearchRSSMB = peakRSSMB()
 	return p, nil
+}
+
+// openPoint opens a point's store and index in dir; closePoint closes
+// both.
+func openPoint(dir string) (st *store.Store, idx *indexer.Bleve, closePoint func(), err error) {
+	if st, err = store.Open(dir, store.Options{}); err != nil {
+		return nil, nil, nil, err
+	}
+	if idx, err = indexer.Open(filepath.Join(dir, "index"), indexer.Options{}); err != nil {
+		st.Close()
+		return nil, nil, nil, err
+	}
+	return st, idx, func() { idx.Close(); st.Close() }, nil
 }
 
 // pointPath is the directory of the point of n work packages under base.
@@ -340,16 +348,11 @@ func searchReused(ctx context.Context, o ScaleOptions, prev *ScalePoint, log *sl
 		p.LabelledOn = p.WorkPackages
 	}
 	dir := pointPath(o.Dir, p.WorkPackages)
-	st, err := store.Open(dir, store.Options{})
+	st, idx, closePoint, err := openPoint(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-	idx, err := indexer.Open(filepath.Join(dir, "index"), indexer.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer idx.Close()
+	defer closePoint()
 	freeMemory()
 	log.Info("searching", "queries", len(queries))
 	if err := searchPoint(ctx, st, idx, queries, &p); err != nil {
