@@ -655,6 +655,7 @@ func (p *Plan) splitCommon(clauses []wordClauses, should []query.Query, minPosti
 		for _, c := range clauses {
 			if c.postings > limit {
 				rq.present = append(rq.present, c.forms)
+				rq.left = append(rq.left, c.group)
 			} else {
 				rq.groups = append(rq.groups, c.group)
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/blevesearch/bleve/v2/mapping"
@@ -43,6 +44,11 @@ type rankQuery struct {
 	// query would, though the group adds nothing to the sum. Presence is
 	// read from postings without frequencies, which skip cheaply.
 	present [][]string
+	// left are the groups of the whole query left out of this one (a
+	// commonSplit's common words): the query norm counts them, so every
+	// score is on the whole query's scale, comparable with its hits (the
+	// federated ones), and a hit holding no common word scores as in it.
+	left []query.Query
 }
 
 var _ query.Query = (*rankQuery)(nil)
@@ -109,6 +115,32 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 	s.scur = make([]*bsearch.DocumentMatch, len(s.should))
 	s.sdoc = make([]uint64, len(s.should))
 	s.matched = make([]int, 0, len(s.groups))
+	if len(q.left) > 0 {
+		// The whole query's weight, summed as its searcher sums it (in
+		// the order of the groups' counts).
+		left, err := build(q.left)
+		if err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		all := append(slices.Clone(searcher.OrderedSearcherList(s.groups)), left...)
+		sort.Sort(all)
+		var must, should float64
+		for _, c := range all {
+			must += c.Weight()
+		}
+		for _, c := range left {
+			err = errors.Join(err, c.Close())
+		}
+		for _, c := range s.should {
+			should += c.Weight()
+		}
+		if err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		s.weight = must + should
+	}
 	// The boolean's query norm, over must and should alike.
 	s.SetQueryNorm(1 / math.Sqrt(s.Weight()))
 	return s, nil
@@ -130,6 +162,8 @@ type rankSearcher struct {
 	coordGroups, coordShould float64
 	// present are the groups counted by presence (rankQuery.present).
 	present []presence
+	// weight, when set, is the whole query's (rankQuery.left).
+	weight float64
 }
 
 // presence is one group counted by presence: a reader per form, and the
@@ -300,8 +334,12 @@ func (s *rankSearcher) Close() error {
 }
 
 // Weight is the sum of the children's squared weights, added up as the
-// boolean adds them: each disjunction's sum, then the two.
+// boolean adds them: each disjunction's sum, then the two; or, for a
+// split query, the whole query's (rankQuery.left).
 func (s *rankSearcher) Weight() float64 {
+	if s.weight > 0 {
+		return s.weight
+	}
 	var must, should float64
 	for _, c := range s.groups {
 		must += c.Weight()

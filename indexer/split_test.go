@@ -55,7 +55,10 @@ func TestCommonSplit(t *testing.T) {
 		}
 	}
 
-	// The whole query ranks the same page the same way.
+	// The whole query ranks the same page the same way, and on the same
+	// scale: a hit holding no common word scores exactly as in it (the
+	// split's query norm is the whole query's), the one holding it less
+	// by the common word's own tf-idf.
 	b.splitPostings = math.MaxUint64
 	whole, err := b.Search(t.Context(), SearchOptions{Query: "zeppelin report", Size: 3})
 	if err != nil {
@@ -63,6 +66,12 @@ func TestCommonSplit(t *testing.T) {
 	}
 	if whole.Plan.split != nil || whole.TotalIsLowerBound || whole.Total <= 200 || whole.Hits[0].ID != "work_package:1" {
 		t.Errorf("whole query: split %v, total %d, first %s", whole.Plan.split != nil, whole.Total, whole.Hits[0].ID)
+	}
+	for i, h := range res.Hits {
+		w := whole.Hits[i]
+		if h.ID != w.ID || (h.ID == "work_package:1") != (h.Score < w.Score) || h.ID != "work_package:1" && h.Score != w.Score {
+			t.Errorf("hit %d: split %s %v, whole query %s %v", i, h.ID, h.Score, w.ID, w.Score)
+		}
 	}
 
 	// Ten hits: zeppelin fills six, so the documents holding only
