@@ -32,12 +32,11 @@ import (
 type rankQuery struct {
 	groups []query.Query
 	should []query.Query
-	// coordGroups and coordShould, when set, are the clause counts the
-	// coordination factors divide by instead of len(groups) and
-	// len(should): a query of a full query's rarer words only
-	// (commonSplit) so scores as the full query would score its matches
-	// of those words.
-	coordGroups, coordShould int
+	// coordGroups, when set, is the group count the coordination factor
+	// divides by instead of len(groups): a query of a whole query's
+	// rarer words only (commonSplit) so scores as the whole query scores
+	// its matches of those words.
+	coordGroups int
 	// present are the forms of groups left out of the query (a
 	// commonSplit's common words), by group: a hit holding one of a
 	// group's forms counts it in its coordination factor, as the whole
@@ -101,6 +100,9 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 		for _, t := range forms {
 			tfr, err := r.TermFieldReader(ctx, []byte(t), fieldAll, false, false, false)
 			if err != nil {
+				for _, o := range rs {
+					_ = o.Close()
+				}
 				_ = s.Close()
 				return nil, fmt.Errorf("read postings of %q: %w", t, err)
 			}
@@ -109,7 +111,6 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 		s.present = append(s.present, presence{readers: rs, docs: make([]index.TermFieldDoc, len(rs)), at: make([]uint64, len(rs)), read: make([]bool, len(rs))})
 	}
 	s.coordGroups = float64(cmp.Or(q.coordGroups, len(s.groups)))
-	s.coordShould = float64(cmp.Or(q.coordShould, len(s.should)))
 	s.gcur = make([]*bsearch.DocumentMatch, len(s.groups))
 	s.gdoc = make([]uint64, len(s.groups))
 	s.scur = make([]*bsearch.DocumentMatch, len(s.should))
@@ -158,8 +159,8 @@ type rankSearcher struct {
 	gdoc, sdoc []uint64
 	matched    []int
 	started    bool
-	// coordGroups and coordShould divide the coordination factors.
-	coordGroups, coordShould float64
+	// coordGroups divides the groups' coordination factor.
+	coordGroups float64
 	// present are the groups counted by presence (rankQuery.present).
 	present []presence
 	// weight, when set, is the whole query's (rankQuery.left).
@@ -276,7 +277,7 @@ func (s *rankSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch,
 		}
 	}
 	if sm > 0 {
-		score += ssum * (float64(sm) / s.coordShould)
+		score += ssum * (float64(sm) / float64(len(s.should)))
 	}
 	rv.Score = score
 	for _, i := range s.matched {
