@@ -70,6 +70,11 @@ type Client struct {
 	logger  *slog.Logger
 	secrets []string
 
+	// bodies recycles response buffers: a crawl reads one body per work
+	// package, and reading each into a fresh, doubling slice was a third
+	// of the sync's allocation (measured at 100,000 work packages).
+	bodies sync.Pool
+
 	mu            sync.Mutex
 	caps          *Capabilities // lists probed; nil until Capabilities ran
 	wikiText      bool
@@ -298,7 +303,10 @@ func (c *Client) once(ctx context.Context, r request, payload []byte, out any) e
 	defer resp.Body.Close()
 	// Bodies are read whole before decoding so a connection cut mid-body is
 	// reported as truncated, not as a JSON syntax error.
-	data, readErr := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	buf := c.body()
+	defer c.recycle(buf)
+	_, readErr := buf.ReadFrom(io.LimitReader(resp.Body, 256<<20))
+	data := buf.Bytes()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return c.statusError(r, resp, data)
 	}
@@ -315,6 +323,29 @@ func (c *Client) once(ctx context.Context, r request, payload []byte, out any) e
 		return c.errorf(r, ErrMalformed, resp.StatusCode, fmt.Errorf("decode body: %w", err))
 	}
 	return nil
+}
+
+// maxPooledBody is the largest response buffer kept for reuse; a rare
+// huge page's buffer goes back to the garbage collector instead of
+// staying resident.
+const maxPooledBody = 1 << 20
+
+// body returns an empty buffer for a response body. Nothing decoded from
+// it may keep a reference to it: the JSON decoder copies strings and raw
+// messages, and statusError copies what it keeps.
+func (c *Client) body() *bytes.Buffer {
+	if b, ok := c.bodies.Get().(*bytes.Buffer); ok {
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+func (c *Client) recycle(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBody {
+		return
+	}
+	b.Reset()
+	c.bodies.Put(b)
 }
 
 func (c *Client) errorf(r request, kind error, status int, cause error) *Error {
