@@ -57,7 +57,7 @@ func newCodec() (*codec, error) {
 	}
 	// EncodeAll and DecodeAll need no stream state: one encoder and one
 	// decoder serve every transaction.
-	zip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	zip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderLevel(zstd.SpeedDefault))
 	if err != nil {
 		return nil, fmt.Errorf("create codec: %w", err)
 	}

@@ -111,7 +111,7 @@ func (c *codec) addDict(k kind.Kind, d []byte) error {
 	// over half the time, for the default level's larger match tables are
 	// restored from the dictionary's before every value, and a first
 	// crawl spent 12 of its 275 CPU seconds on that copy.
-	zip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d))
+	zip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d))
 	if err != nil {
 		return fmt.Errorf("load the %s dictionary: %w", k, err)
 	}
