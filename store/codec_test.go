@@ -123,7 +123,7 @@ func TestMigrateVersion1Recodes(t *testing.T) {
 				t.Fatalf("open: %v", err)
 			}
 			defer s.Close()
-			err = s.db.View(func(tx *bolt.Tx) error {
+			err = boltOf(s).View(func(tx *bolt.Tx) error {
 				meta := tx.Bucket(bucketMeta)
 				if v, _ := decodeUint(meta.Get(keySchemaVersion)); v != SchemaVersion {
 					t.Errorf("schema version %d, want %d", v, SchemaVersion)

@@ -42,7 +42,13 @@ func (s *Store) CompactTo(ctx context.Context, dst string) error {
 	if err != nil {
 		return fmt.Errorf("compact store: open %s: %w", dst, err)
 	}
-	if err := bolt.Compact(out, s.db, compactTxMaxSize); err != nil {
+	be, ok := s.eng.(*boltEngine)
+	if !ok {
+		_ = out.Close()
+		_ = os.Remove(dst)
+		return fmt.Errorf("compact store: %s is not a bbolt file", s.path)
+	}
+	if err := bolt.Compact(out, be.db, compactTxMaxSize); err != nil {
 		_ = out.Close()
 		_ = os.Remove(dst)
 		return fmt.Errorf("compact store: %w", err)

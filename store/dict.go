@@ -1,12 +1,12 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
 	"github.com/klauspost/compress/dict"
 	"github.com/klauspost/compress/zstd"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/opsearch/opsearch/kind"
 )
@@ -47,7 +47,7 @@ type sampler struct {
 	// training is the transaction that trained a dictionary from them and
 	// has not committed yet; another transaction may train again (the
 	// first rolled back).
-	training *bolt.Tx
+	training kvTx
 }
 
 // sample keeps raw (a value of k encoded without a dictionary) until k
@@ -69,7 +69,7 @@ func (c *codec) sample(k kind.Kind, raw []byte) {
 // maybeTrain trains k's dictionary inside tx once k has enough samples
 // and none is being trained by tx, stores it, and starts using it when
 // tx commits.
-func (c *codec) maybeTrain(tx *bolt.Tx, k kind.Kind) error {
+func (c *codec) maybeTrain(tx kvTx, k kind.Kind) error {
 	c.mu.Lock()
 	s := c.samples[k]
 	if s == nil || len(s.values) < dictMinSamples || s.training == tx || c.dictZips[k] != nil {
@@ -90,10 +90,10 @@ func (c *codec) maybeTrain(tx *bolt.Tx, k kind.Kind) error {
 		c.mu.Unlock()
 		return nil
 	}
-	if err := tx.Bucket(bucketMeta).Put(dictKey(k), d); err != nil {
+	if err := tx.bucket(bucketMeta).put(dictKey(k), d); err != nil {
 		return fmt.Errorf("store the %s dictionary: %w", k, err)
 	}
-	tx.OnCommit(func() {
+	tx.onCommit(func() {
 		if err := c.addDict(k, d); err != nil {
 			return // stored and valid: the next open uses it
 		}
@@ -132,14 +132,14 @@ func (c *codec) addDict(k kind.Kind, d []byte) error {
 }
 
 // loadDicts reads the stored dictionaries.
-func (c *codec) loadDicts(db *bolt.DB) error {
-	return db.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
+func (c *codec) loadDicts(ctx context.Context, eng engine) error {
+	return eng.view(ctx, func(tx kvTx) error {
+		meta := tx.bucket(bucketMeta)
 		if meta == nil {
 			return nil
 		}
 		for _, k := range dictKinds {
-			if d := meta.Get(dictKey(k)); d != nil {
+			if d := meta.get(dictKey(k)); d != nil {
 				if err := c.addDict(k, slices.Clone(d)); err != nil {
 					return err
 				}

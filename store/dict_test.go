@@ -89,7 +89,7 @@ func TestDictionary(t *testing.T) {
 	put(dictMinSamples+101, dictMinSamples+201)
 	marks := map[byte]int{}
 	var plain, withDict int
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	if err := boltOf(s).View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketOf(kind.WorkPackage)).ForEach(func(k, v []byte) error {
 			marks[v[0]]++
 			switch id := keyID(k); {
@@ -141,7 +141,7 @@ func TestDictionary(t *testing.T) {
 func hasDict(t *testing.T, s *Store, k kind.Kind) bool {
 	t.Helper()
 	var ok bool
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	if err := boltOf(s).View(func(tx *bolt.Tx) error {
 		ok = tx.Bucket(bucketMeta).Get(dictKey(k)) != nil
 		return nil
 	}); err != nil {

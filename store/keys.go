@@ -44,7 +44,7 @@ func (v keyVerifier) matches(key string) bool {
 func (s *Store) verifiers() ([]keyVerifier, error) {
 	var vs []keyVerifier
 	err := s.view(func(tx *ReadTx) error {
-		raw := tx.tx.Bucket(bucketMeta).Get(keyVerifiers)
+		raw := tx.tx.bucket(bucketMeta).get(keyVerifiers)
 		if raw == nil {
 			return nil
 		}
@@ -108,7 +108,7 @@ func (s *Store) RememberKey(key string) error {
 // none is trusted offline until confirmed again.
 func (s *Store) ForgetKeys() error {
 	return s.Update(context.Background(), func(tx *WriteTx) error {
-		if err := tx.tx.Bucket(bucketMeta).Delete(keyVerifiers); err != nil {
+		if err := tx.tx.bucket(bucketMeta).delete(keyVerifiers); err != nil {
 			return fmt.Errorf("forget keys: %w", err)
 		}
 		return nil

@@ -2,11 +2,11 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
-	bolt "go.etcd.io/bbolt"
 )
 
 // recodeBatch is how many values one recoding transaction rewrites: a
@@ -19,18 +19,18 @@ const recodeBatch = 500
 // itself only records that old values remain; recode rewrites them in
 // batches after it, and a store interrupted part way reads as well as
 // before and carries on at its next open.
-func migrate1to2(tx *bolt.Tx) error {
-	return tx.Bucket(bucketMeta).Put(keyRecode, []byte("1"))
+func migrate1to2(tx kvTx) error {
+	return tx.bucket(bucketMeta).put(keyRecode, []byte("1"))
 }
 
 // recode rewrites the JSON values of a store marked by migrate1to2 in the
 // compact encoding, recodeBatch values per transaction, then clears the
 // mark. The file keeps its size until compacted (CompactTo); its free
 // pages take the next syncs' writes.
-func (s *Store) recode() error {
+func (s *Store) recode(ctx context.Context) error {
 	var pending bool
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		pending = tx.Bucket(bucketMeta).Get(keyRecode) != nil
+	if err := s.eng.view(ctx, func(tx kvTx) error {
+		pending = tx.bucket(bucketMeta).get(keyRecode) != nil
 		return nil
 	}); err != nil || !pending {
 		return err
@@ -39,15 +39,15 @@ func (s *Store) recode() error {
 		var err error
 		switch k {
 		case kind.Project:
-			err = recodeKind[openproject.Project](s, k)
+			err = recodeKind[openproject.Project](ctx, s, k)
 		case kind.WorkPackage:
-			err = recodeKind[openproject.WorkPackage](s, k)
+			err = recodeKind[openproject.WorkPackage](ctx, s, k)
 		case kind.Activity:
-			err = recodeKind[[]openproject.Activity](s, k)
+			err = recodeKind[[]openproject.Activity](ctx, s, k)
 		case kind.WikiPage:
-			err = recodeKind[openproject.WikiPage](s, k)
+			err = recodeKind[openproject.WikiPage](ctx, s, k)
 		case kind.Meeting:
-			err = recodeKind[openproject.Meeting](s, k)
+			err = recodeKind[openproject.Meeting](ctx, s, k)
 		default:
 			err = fmt.Errorf("no entity type for kind %s", k)
 		}
@@ -55,24 +55,24 @@ func (s *Store) recode() error {
 			return fmt.Errorf("recode %s: %w", k, err)
 		}
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyRecode) })
+	return s.eng.update(ctx, func(tx kvTx) error { return tx.bucket(bucketMeta).delete(keyRecode) })
 }
 
 // recodeKind rewrites kind's JSON values as T, batch by batch. Values
 // already compact are skipped, so a rerun after a crash does only what is
 // left.
-func recodeKind[T any](s *Store, k kind.Kind) error {
+func recodeKind[T any](ctx context.Context, s *Store, k kind.Kind) error {
 	var after []byte
 	for {
 		done := false
-		err := s.db.Update(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketOf(k))
-			b.FillPercent = entityFill
+		err := s.eng.update(ctx, func(tx kvTx) error {
+			b := tx.bucket(bucketOf(k))
+			b.denseFill()
 			type kv struct{ k, v []byte }
 			var batch []kv
-			c := b.Cursor()
+			c := b.cursor()
 			key, v := first(c, after)
-			for ; key != nil && len(batch) < recodeBatch; key, v = c.Next() {
+			for ; key != nil && len(batch) < recodeBatch; key, v = c.next() {
 				after = bytes.Clone(key)
 				if !isJSON(v) {
 					continue
@@ -88,9 +88,9 @@ func recodeKind[T any](s *Store, k kind.Kind) error {
 				batch = append(batch, kv{after, raw})
 			}
 			done = key == nil
-			// Written after the walk: bbolt cursors do not survive a Put.
+			// Written after the walk: cursors do not survive a put.
 			for _, e := range batch {
-				if err := b.Put(e.k, e.v); err != nil {
+				if err := b.put(e.k, e.v); err != nil {
 					return err
 				}
 			}

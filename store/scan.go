@@ -7,7 +7,6 @@ import (
 
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
-	bolt "go.etcd.io/bbolt"
 )
 
 // DefaultScanBatch is the batch size the Scan* methods use when given a
@@ -84,9 +83,9 @@ func scan[T any](ctx context.Context, s *Store, k kind.Kind, batch int,
 		var last []byte
 		done := false
 		err := s.View(ctx, func(tx *ReadTx) error {
-			c := tx.tx.Bucket(bucketOf(k)).Cursor()
+			c := tx.tx.bucket(bucketOf(k)).cursor()
 			key, v := first(c, after)
-			for ; key != nil && len(items) < batch; key, v = c.Next() {
+			for ; key != nil && len(items) < batch; key, v = c.next() {
 				id := keyID(key)
 				item, err := decode(id, v)
 				if err != nil {
@@ -118,13 +117,13 @@ func scan[T any](ctx context.Context, s *Store, k kind.Kind, batch int,
 
 // first positions c at the first key after after (or at the very first key
 // if after is nil).
-func first(c *bolt.Cursor, after []byte) ([]byte, []byte) {
+func first(c kvCursor, after []byte) ([]byte, []byte) {
 	if after == nil {
-		return c.First()
+		return c.first()
 	}
-	k, v := c.Seek(after)
+	k, v := c.seek(after)
 	if k != nil && bytes.Equal(k, after) {
-		return c.Next()
+		return c.next()
 	}
 	return k, v
 }

@@ -8,16 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
-	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 // FileName is the name of the store file inside a user directory.
@@ -101,10 +96,11 @@ func (e *SchemaTooNewError) Is(target error) bool { return target == ErrSchemaTo
 // ErrClosed is returned by every method called after Close.
 var ErrClosed = errors.New("store is closed")
 
-// Store is one user's bbolt file. It is safe for concurrent use; bbolt
-// serialises writers and lets readers run in parallel.
+// Store is one user's store (or an instance's shared one): a bbolt file,
+// or a store in PostgreSQL (OpenPostgres). It is safe for concurrent use;
+// the engine serialises writers and lets readers run in parallel.
 type Store struct {
-	db   *bolt.DB
+	eng  engine
 	path string
 	// keyIterations is the PBKDF2 cost of a new key verifier; tests of
 	// this package lower it (a verifier records its own cost).
@@ -134,30 +130,26 @@ func Open(dir string, opts Options) (*Store, error) {
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-		if err := verifyLocked(path, timeout); err != nil {
-			return nil, err
-		}
-	}
-	db, err := openBolt(path, &bolt.Options{
-		Timeout: timeout,
-		// Skipping the freelist write makes each commit cheaper; on open the
-		// freelist is rebuilt by a scan (tens of ms for hundreds of MiB).
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
-	})
+	eng, err := openBoltEngine(path, timeout)
 	if err != nil {
 		return nil, err
 	}
+	return openEngine(context.Background(), eng)
+}
 
+// openEngine makes a Store of an open engine: it creates or checks and
+// migrates the schema, loads the dictionaries and finishes a recoding
+// left pending. On failure it closes eng.
+func openEngine(ctx context.Context, eng engine) (*Store, error) {
 	c, err := newCodec()
 	if err != nil {
-		_ = db.Close()
+		_ = eng.close()
 		return nil, err
 	}
-	s := &Store{db: db, path: path, keyIterations: keyIterations, codec: c}
-	if err := db.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
-		_ = db.Close()
+	path := eng.where()
+	s := &Store{eng: eng, path: path, keyIterations: keyIterations, codec: c}
+	if err := eng.update(ctx, func(tx kvTx) error { return initSchema(tx, path) }); err != nil {
+		_ = eng.close()
 		c.close()
 		var tooNew *SchemaTooNewError
 		if errors.As(err, &tooNew) {
@@ -165,48 +157,15 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := c.loadDicts(db); err != nil {
+	if err := c.loadDicts(ctx, eng); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := s.recode(); err != nil {
+	if err := s.recode(ctx); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// openBolt opens the bbolt file, turning a lock timeout into a
-// *LockedError and a panic over a damaged file into a *DamagedError.
-func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			db, err = nil, &DamagedError{Path: path, Reason: fmt.Sprint(v)}
-		}
-	}()
-	db, err = bolt.Open(path, 0o600, o)
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return nil, &LockedError{Path: path}
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-		return nil, &DamagedError{Path: path, Reason: "no valid meta page: " + err.Error()}
-	case err != nil:
-		return nil, fmt.Errorf("open store %s: %w", path, err)
-	}
-	return db, nil
-}
-
-// verifyLocked checks the file's structure (verifyFile) while holding a
-// shared lock on it, taken by a read-only bbolt open, which reads only
-// the meta pages: a writer in another process cannot change the file
-// meanwhile, and one that holds it makes this fail as locked.
-func verifyLocked(path string, timeout time.Duration) error {
-	ro, err := openBolt(path, &bolt.Options{ReadOnly: true, Timeout: timeout})
-	if err != nil {
-		return err
-	}
-	defer ro.Close()
-	return verifyFile(path)
 }
 
 // privateDir creates dir (and missing parents) with mode 0700, and removes
@@ -250,28 +209,29 @@ func tightenFile(path string, perm fs.FileMode) error {
 
 // initSchema creates the buckets of a new store, or checks and migrates an
 // existing one.
-func initSchema(tx *bolt.Tx, path string) error {
-	meta := tx.Bucket(bucketMeta)
+func initSchema(tx kvTx, path string) error {
+	meta := tx.bucket(bucketMeta)
 	if meta == nil {
-		if err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-			return fmt.Errorf("file has bucket %q but no %q bucket: not an opsearch store", name, bucketMeta)
-		}); err != nil {
-			return err
+		names, err := tx.bucketNames()
+		if err != nil {
+			return fmt.Errorf("list buckets: %w", err)
 		}
-		var err error
-		if meta, err = tx.CreateBucket(bucketMeta); err != nil {
+		if len(names) > 0 {
+			return fmt.Errorf("file has bucket %q but no %q bucket: not an opsearch store", names[0], bucketMeta)
+		}
+		if meta, err = tx.createBucket(bucketMeta); err != nil {
 			return fmt.Errorf("create meta bucket: %w", err)
 		}
-		if err := meta.Put(keySchemaVersion, encodeUint(SchemaVersion)); err != nil {
+		if err := meta.put(keySchemaVersion, encodeUint(SchemaVersion)); err != nil {
 			return fmt.Errorf("write schema version: %w", err)
 		}
-		if err := meta.Put(keyCreatedAt, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
+		if err := meta.put(keyCreatedAt, []byte(time.Now().UTC().Format(time.RFC3339))); err != nil {
 			return fmt.Errorf("write creation time: %w", err)
 		}
 		return ensureBuckets(tx)
 	}
 
-	version, ok := decodeUint(meta.Get(keySchemaVersion))
+	version, ok := decodeUint(meta.get(keySchemaVersion))
 	if !ok || version == 0 {
 		return errors.New("read schema version: missing or malformed")
 	}
@@ -286,23 +246,26 @@ func initSchema(tx *bolt.Tx, path string) error {
 
 // ensureBuckets creates any missing bucket and any missing key counter, so
 // a migration that adds a kind needs no code of its own for either.
-func ensureBuckets(tx *bolt.Tx) error {
+func ensureBuckets(tx kvTx) error {
 	for _, name := range [][]byte{bucketCounts, bucketExtra, bucketSync, bucketReaders} {
-		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+		if _, err := tx.createBucket(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
 	}
-	counts := tx.Bucket(bucketCounts)
+	counts := tx.bucket(bucketCounts)
 	for _, k := range kind.All() {
 		name := bucketOf(k)
-		b, err := tx.CreateBucketIfNotExists(name)
+		b, err := tx.createBucket(name)
 		if err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
-		if counts.Get(name) == nil {
-			// Stats walks every page: fine once, too slow for each Count.
-			n := b.Stats().KeyN
-			if err := counts.Put(name, encodeUint(uint64(n))); err != nil {
+		if counts.get(name) == nil {
+			// Counting walks every key: fine once, too slow for each Count.
+			n, err := b.keyCount()
+			if err != nil {
+				return fmt.Errorf("count %s: %w", k, err)
+			}
+			if err := counts.put(name, encodeUint(uint64(n))); err != nil {
 				return fmt.Errorf("write %s count: %w", k, err)
 			}
 		}
@@ -312,8 +275,8 @@ func ensureBuckets(tx *bolt.Tx) error {
 
 // migrate brings a store from schema version from up to SchemaVersion, one
 // step at a time, recording each step's version in the same transaction.
-func migrate(tx *bolt.Tx, from uint64) error {
-	meta := tx.Bucket(bucketMeta)
+func migrate(tx kvTx, from uint64) error {
+	meta := tx.bucket(bucketMeta)
 	for v := from; v < SchemaVersion; v++ {
 		step := migration(v)
 		if step == nil {
@@ -322,7 +285,7 @@ func migrate(tx *bolt.Tx, from uint64) error {
 		if err := step(tx); err != nil {
 			return fmt.Errorf("migrate schema from version %d: %w", v, err)
 		}
-		if err := meta.Put(keySchemaVersion, encodeUint(v+1)); err != nil {
+		if err := meta.put(keySchemaVersion, encodeUint(v+1)); err != nil {
 			return fmt.Errorf("write schema version: %w", err)
 		}
 	}
@@ -332,30 +295,30 @@ func migrate(tx *bolt.Tx, from uint64) error {
 // migration returns the step that turns a version-from store into a
 // version-from+1 one. Version 1 is the first; add a case per new version,
 // e.g. `case 1: return migrate1to2`.
-func migration(from uint64) func(*bolt.Tx) error {
+func migration(from uint64) func(kvTx) error {
 	switch from {
 	case 1:
 		return migrate1to2
 	case 2:
 		// Nothing to rewrite: version 2 values stay readable, and
 		// dictionaries come with the next writes.
-		return func(*bolt.Tx) error { return nil }
+		return func(kvTx) error { return nil }
 	default:
 		return nil
 	}
 }
 
-// Path returns the store file's path.
+// Path returns the store file's path, or for a store in PostgreSQL the
+// database and store name (without credentials).
 func (s *Store) Path() string { return s.path }
 
-// Size returns the size of the store file on disk, in bytes. It does not
+// Size returns the size of the store on disk, in bytes. A file does not
 // shrink when data is deleted (see CompactTo).
 func (s *Store) Size() (int64, error) {
-	fi, err := os.Stat(s.path)
-	if err != nil {
-		return 0, fmt.Errorf("stat store: %w", err)
+	if s.closed.Load() {
+		return 0, ErrClosed
 	}
-	return fi.Size(), nil
+	return s.eng.size(context.Background())
 }
 
 // Close closes the file and releases its lock. It waits for running
@@ -364,8 +327,8 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	err := s.db.Close()
-	// bbolt's Close waited for every transaction: nothing decodes now.
+	err := s.eng.close()
+	// The engine's close waited for every transaction: nothing decodes now.
 	s.codec.close()
 	if err != nil {
 		return fmt.Errorf("close store: %w", err)
@@ -377,20 +340,14 @@ func (s *Store) Close() error {
 // ReadTx is already decoded and safe to keep, but fn must be short: a long
 // read transaction blocks writers that need to grow the file. ctx is
 // checked before the transaction starts.
-func (s *Store) View(ctx context.Context, fn func(*ReadTx) error) (err error) {
+func (s *Store) View(ctx context.Context, fn func(*ReadTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("view store: %w", err)
 	}
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	defer s.guard(&err)()
-	err = s.db.View(func(tx *bolt.Tx) error { return fn(&ReadTx{tx: tx, codec: s.codec}) })
-	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
-		// Close won the race after the check above.
-		return ErrClosed
-	}
-	return err
+	return s.eng.view(ctx, func(tx kvTx) error { return fn(&ReadTx{tx: tx, codec: s.codec}) })
 }
 
 // Update runs fn in one read-write transaction, committed if fn returns nil
@@ -398,75 +355,19 @@ func (s *Store) View(ctx context.Context, fn func(*ReadTx) error) (err error) {
 // per API page (100-1000 entities): each commit costs two fsyncs. ctx is
 // checked before the transaction starts and again once the writer lock is
 // held, so a cancelled caller that waited for another writer writes nothing.
-func (s *Store) Update(ctx context.Context, fn func(*WriteTx) error) (err error) {
+func (s *Store) Update(ctx context.Context, fn func(*WriteTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("update store: %w", err)
 	}
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	defer s.guard(&err)()
-	var fnErr error
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	return s.eng.update(ctx, func(tx kvTx) error {
 		if err := ctx.Err(); err != nil {
-			fnErr = fmt.Errorf("update store: %w", err)
-			return fnErr
+			return fmt.Errorf("update store: %w", err)
 		}
-		fnErr = fn(&WriteTx{ReadTx{tx: tx, codec: s.codec}})
-		return fnErr
+		return fn(&WriteTx{ReadTx{tx: tx, codec: s.codec}})
 	})
-	if fnErr != nil {
-		return fnErr
-	}
-	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
-		return ErrClosed
-	}
-	if err != nil {
-		return fmt.Errorf("commit store: %w", err)
-	}
-	return nil
-}
-
-// guard turns what a damaged file does to a transaction into a
-// *DamagedError in *err instead of a crash: a fault on the memory map (a
-// file truncated underneath) and a panic raised inside bbolt (its
-// assertions about page structure). Any other panic is a bug of ours and
-// goes on: mistaking it for damage would set the user's data aside.
-// Use as: defer s.guard(&err)().
-func (s *Store) guard(err *error) func() {
-	old := debug.SetPanicOnFault(true)
-	return func() {
-		v := recover()
-		debug.SetPanicOnFault(old)
-		if v == nil {
-			return
-		}
-		if _, fault := v.(interface{ Addr() uintptr }); fault || panickedInBolt() {
-			*err = &DamagedError{Path: s.path, Reason: fmt.Sprint(v)}
-			return
-		}
-		panic(v)
-	}
-}
-
-// panickedInBolt reports whether the panic being recovered was raised in
-// bbolt's code: the first frame past the runtime's panic machinery.
-func panickedInBolt() bool {
-	pcs := make([]uintptr, 32)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
-	afterPanic := false
-	for {
-		f, more := frames.Next()
-		switch {
-		case f.Function == "runtime.gopanic":
-			afterPanic = true
-		case afterPanic && !strings.HasPrefix(f.Function, "runtime."):
-			return strings.HasPrefix(f.Function, "go.etcd.io/bbolt")
-		}
-		if !more {
-			return false
-		}
-	}
 }
 
 // view is View for the single-shot helpers, which have no context.

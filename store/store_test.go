@@ -259,7 +259,7 @@ func TestOpenSchemaVersions(t *testing.T) {
 				if _, found, err := s.Project(1); !found || err != nil {
 					t.Errorf("Project(1) after reopen: found=%v err=%v", found, err)
 				}
-				if err := s.db.View(func(tx *bolt.Tx) error {
+				if err := boltOf(s).View(func(tx *bolt.Tx) error {
 					if v, _ := decodeUint(tx.Bucket(bucketMeta).Get(keySchemaVersion)); v != SchemaVersion {
 						return fmt.Errorf("schema version %d after opening, want %d", v, SchemaVersion)
 					}
@@ -808,3 +808,7 @@ func TestCompactTo(t *testing.T) {
 		t.Errorf("compacted Count = %d", n)
 	}
 }
+
+// boltOf is the bbolt file under s, for tests that look at the file's
+// layout itself.
+func boltOf(s *Store) *bolt.DB { return s.eng.(*boltEngine).db }

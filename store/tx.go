@@ -8,7 +8,6 @@ import (
 
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
-	bolt "go.etcd.io/bbolt"
 )
 
 // ReadTx is a read-only view of the store, valid only inside the View (or
@@ -16,14 +15,15 @@ import (
 // copied inside the transaction, so results stay valid after it ends.
 // Like bbolt's Tx it must not be used from several goroutines.
 type ReadTx struct {
-	tx    *bolt.Tx
+	tx    kvTx
 	codec *codec
 }
 
 // Generation identifies the committed state this transaction reads: it
-// changes with every committed write (it is bbolt's transaction id), so a
-// cache of decoded entities stays valid while it does not.
-func (tx *ReadTx) Generation() uint64 { return uint64(tx.tx.ID()) }
+// changes with every committed write (bbolt's transaction id, or a
+// PostgreSQL store's change sequence), so a cache of decoded entities
+// stays valid while it does not.
+func (tx *ReadTx) Generation() uint64 { return tx.tx.generation() }
 
 // WriteTx is a read-write transaction, valid only inside the Update
 // callback that received it. It has every ReadTx method, and a put or
@@ -64,11 +64,11 @@ func (r *ReadTx) Meeting(id int64) (openproject.Meeting, bool, error) {
 // the mmap.
 func getJSON[T any](r *ReadTx, k kind.Kind, id int64) (T, bool, error) {
 	var v T
-	b := r.tx.Bucket(bucketOf(k))
+	b := r.tx.bucket(bucketOf(k))
 	if b == nil {
 		return v, false, fmt.Errorf("get %s %d: bucket missing", k, id)
 	}
-	raw := b.Get(idKey(id))
+	raw := b.get(idKey(id))
 	if raw == nil {
 		return v, false, nil
 	}
@@ -82,24 +82,24 @@ func getJSON[T any](r *ReadTx, k kind.Kind, id int64) (T, bool, error) {
 // in step with every put and delete (O(1); bbolt's Stats walks every page).
 // It returns 0 for an unknown kind.
 func (r *ReadTx) Count(k kind.Kind) int {
-	b := r.tx.Bucket(bucketCounts)
+	b := r.tx.bucket(bucketCounts)
 	if b == nil {
 		return 0
 	}
-	n, _ := decodeUint(b.Get(bucketOf(k)))
+	n, _ := decodeUint(b.get(bucketOf(k)))
 	return int(n)
 }
 
 // IDs returns the stored ids of kind in ascending order (nil for an unknown
 // kind or an empty one).
 func (r *ReadTx) IDs(k kind.Kind) []int64 {
-	b := r.tx.Bucket(bucketOf(k))
+	b := r.tx.bucket(bucketOf(k))
 	if b == nil {
 		return nil
 	}
 	ids := make([]int64, 0, r.Count(k))
-	c := b.Cursor()
-	for key, _ := c.First(); key != nil; key, _ = c.Next() {
+	c := b.cursor()
+	for key, _ := c.first(); key != nil; key, _ = c.next() {
 		ids = append(ids, keyID(key))
 	}
 	return ids
@@ -107,11 +107,11 @@ func (r *ReadTx) IDs(k kind.Kind) []int64 {
 
 // MaxID returns the highest stored id of kind, 0 if there is none.
 func (r *ReadTx) MaxID(k kind.Kind) int64 {
-	b := r.tx.Bucket(bucketOf(k))
+	b := r.tx.bucket(bucketOf(k))
 	if b == nil {
 		return 0
 	}
-	key, _ := b.Cursor().Last()
+	key, _ := b.cursor().last()
 	return keyID(key)
 }
 
@@ -129,7 +129,7 @@ func (r *ReadTx) SyncStateOf(owner int64, k kind.Kind) (SyncState, error) {
 		return SyncState{}, fmt.Errorf("get sync state: owner %d is not a user id", owner)
 	}
 	st := SyncState{Kind: k, Owner: owner}
-	raw := r.tx.Bucket(bucketSync).Get(syncStateKey(owner, k))
+	raw := r.tx.bucket(bucketSync).get(syncStateKey(owner, k))
 	if raw == nil {
 		return st, nil
 	}
@@ -143,13 +143,13 @@ func (r *ReadTx) SyncStateOf(owner int64, k kind.Kind) (SyncState, error) {
 // FetchedByReader reports what SetFetchedByReader recorded for work
 // package wpID (false when nothing was).
 func (r *ReadTx) FetchedByReader(wpID int64) bool {
-	return r.tx.Bucket(bucketReaders).Get(idKey(wpID)) != nil
+	return r.tx.bucket(bucketReaders).get(idKey(wpID)) != nil
 }
 
 // Identity returns the recorded identity; found is false if none was set.
 func (r *ReadTx) Identity() (Identity, bool, error) {
 	var id Identity
-	raw := r.tx.Bucket(bucketMeta).Get(keyIdentity)
+	raw := r.tx.bucket(bucketMeta).get(keyIdentity)
 	if raw == nil {
 		return id, false, nil
 	}
@@ -164,7 +164,7 @@ func (r *ReadTx) Meta(key string) ([]byte, bool, error) {
 	if key == "" {
 		return nil, false, errors.New("get meta: empty key")
 	}
-	v := r.tx.Bucket(bucketExtra).Get([]byte(key))
+	v := r.tx.bucket(bucketExtra).get([]byte(key))
 	if v == nil {
 		return nil, false, nil
 	}
@@ -200,11 +200,11 @@ func (w *WriteTx) SetFetchedByReader(wpID int64, yes bool) error {
 	if err := checkID(kind.WorkPackage, wpID); err != nil {
 		return fmt.Errorf("mark activities: %w", err)
 	}
-	b := w.tx.Bucket(bucketReaders)
+	b := w.tx.bucket(bucketReaders)
 	if !yes {
-		return b.Delete(idKey(wpID))
+		return b.delete(idKey(wpID))
 	}
-	return b.Put(idKey(wpID), []byte{1})
+	return b.put(idKey(wpID), []byte{1})
 }
 
 // PutWikiPage stores (inserts or replaces) a wiki page.
@@ -217,13 +217,6 @@ func (w *WriteTx) PutMeeting(m openproject.Meeting) error {
 	return w.put(kind.Meeting, m.ID, m)
 }
 
-// entityFill is how full a split leaves an entity page. bbolt's default,
-// half, suits random inserts; entities arrive in ascending id order (a
-// crawl lists by id) and are replaced in place afterwards, so half-full
-// pages would stay half empty: at 0.5 a 10,000 work package store used
-// 44 % of its leaf bytes.
-const entityFill = 0.9
-
 func (w *WriteTx) put(k kind.Kind, id int64, v any) error {
 	if err := checkID(k, id); err != nil {
 		return fmt.Errorf("put %s: %w", k, err)
@@ -235,13 +228,13 @@ func (w *WriteTx) put(k kind.Kind, id int64, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s %d: %w", k, id, err)
 	}
-	b := w.tx.Bucket(bucketOf(k))
-	b.FillPercent = entityFill
+	b := w.tx.bucket(bucketOf(k))
+	b.denseFill()
 	key := idKey(id)
-	// The extra Get keeps Count exact; it hits the pages Put is about to
+	// The extra get keeps Count exact; it hits the pages put is about to
 	// touch anyway.
-	isNew := b.Get(key) == nil
-	if err := b.Put(key, raw); err != nil {
+	isNew := b.get(key) == nil
+	if err := b.put(key, raw); err != nil {
 		return fmt.Errorf("put %s %d: %w", k, id, err)
 	}
 	if isNew {
@@ -261,7 +254,7 @@ func (w *WriteTx) Delete(k kind.Kind, id int64) error {
 		return err
 	}
 	if k == kind.WorkPackage {
-		if err := w.tx.Bucket(bucketReaders).Delete(idKey(id)); err != nil {
+		if err := w.tx.bucket(bucketReaders).delete(idKey(id)); err != nil {
 			return fmt.Errorf("delete %s %d: %w", k, id, err)
 		}
 		return w.del(kind.Activity, id)
@@ -270,26 +263,26 @@ func (w *WriteTx) Delete(k kind.Kind, id int64) error {
 }
 
 func (w *WriteTx) del(k kind.Kind, id int64) error {
-	b := w.tx.Bucket(bucketOf(k))
+	b := w.tx.bucket(bucketOf(k))
 	key := idKey(id)
-	if b.Get(key) == nil {
+	if b.get(key) == nil {
 		return nil
 	}
-	if err := b.Delete(key); err != nil {
+	if err := b.delete(key); err != nil {
 		return fmt.Errorf("delete %s %d: %w", k, id, err)
 	}
 	return w.addCount(k, -1)
 }
 
 func (w *WriteTx) addCount(k kind.Kind, delta int64) error {
-	b := w.tx.Bucket(bucketCounts)
-	n, _ := decodeUint(b.Get(bucketOf(k)))
+	b := w.tx.bucket(bucketCounts)
+	n, _ := decodeUint(b.get(bucketOf(k)))
 	next := int64(n) + delta
 	if next < 0 {
 		// Only reachable through a damaged counter; never store a negative.
 		next = 0
 	}
-	if err := b.Put(bucketOf(k), encodeUint(uint64(next))); err != nil {
+	if err := b.put(bucketOf(k), encodeUint(uint64(next))); err != nil {
 		return fmt.Errorf("update %s count: %w", k, err)
 	}
 	return nil
@@ -315,15 +308,15 @@ func (w *WriteTx) SetMeta(key string, value []byte) error {
 	if key == "" {
 		return errors.New("set meta: empty key")
 	}
-	b := w.tx.Bucket(bucketExtra)
+	b := w.tx.bucket(bucketExtra)
 	if value == nil {
-		if err := b.Delete([]byte(key)); err != nil {
+		if err := b.delete([]byte(key)); err != nil {
 			return fmt.Errorf("delete meta %q: %w", key, err)
 		}
 		return nil
 	}
 	// bbolt keeps the slice until commit; the caller may reuse theirs.
-	if err := b.Put([]byte(key), bytes.Clone(value)); err != nil {
+	if err := b.put([]byte(key), bytes.Clone(value)); err != nil {
 		return fmt.Errorf("set meta %q: %w", key, err)
 	}
 	return nil
@@ -334,7 +327,7 @@ func (w *WriteTx) putJSON(bucket, key []byte, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s/%s: %w", bucket, key, err)
 	}
-	if err := w.tx.Bucket(bucket).Put(key, raw); err != nil {
+	if err := w.tx.bucket(bucket).put(key, raw); err != nil {
 		return fmt.Errorf("write %s/%s: %w", bucket, key, err)
 	}
 	return nil
