@@ -122,6 +122,18 @@ func (c *codec) unmarshal(raw []byte, v any) error {
 	return errUnknownEncoding
 }
 
+// decodeIn is unmarshal for a value read in tx. A value compressed with
+// a dictionary this process has not loaded yet (another process sharing
+// a PostgreSQL store trained it) makes it load the dictionaries tx sees
+// and try once more.
+func (c *codec) decodeIn(tx kvTx, raw []byte, v any) error {
+	err := c.unmarshal(raw, v)
+	if (errors.Is(err, errNoDict) || errors.Is(err, zstd.ErrUnknownDictionary)) && c.refresh(tx) {
+		err = c.unmarshal(raw, v)
+	}
+	return err
+}
+
 // errNoDict is a value compressed with a dictionary the store lacks:
 // damage.
 var errNoDict = errors.New("value compressed with a dictionary the store does not hold")

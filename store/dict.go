@@ -80,6 +80,15 @@ func (c *codec) maybeTrain(tx kvTx, k kind.Kind) error {
 	samples := s.values
 	c.mu.Unlock()
 
+	// Another process sharing the store (PostgreSQL) may have stored
+	// one since this one opened it: use that, never a second one, which
+	// would replace it under values already written with it.
+	if d := tx.bucket(bucketMeta).get(dictKey(k)); d != nil {
+		d = slices.Clone(d)
+		tx.onCommit(func() { _ = c.addDict(k, d) })
+		return nil
+	}
+
 	id := uint32(dictIDBase + slices.Index(dictKinds, k))
 	d, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: dictSize, HashBytes: 6, ZstdDictID: id, ZstdLevel: zstd.SpeedDefault})
 	if err != nil {
@@ -117,6 +126,10 @@ func (c *codec) addDict(k kind.Kind, d []byte) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.dictZips[k] != nil {
+		zip.Close() // loaded meanwhile, by a read that met a value using it
+		return nil
+	}
 	dicts := append(slices.Clip(c.dicts), d)
 	unzip, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxDecoded), zstd.WithDecoderDicts(dicts...))
 	if err != nil {
@@ -129,6 +142,28 @@ func (c *codec) addDict(k kind.Kind, d []byte) error {
 	c.dicts, c.dictUnzip, c.dictZips[k] = dicts, unzip, zip
 	delete(c.samples, k)
 	return nil
+}
+
+// refresh loads the dictionaries tx sees that this codec lacks and
+// reports whether it added one.
+func (c *codec) refresh(tx kvTx) bool {
+	meta := tx.bucket(bucketMeta)
+	if meta == nil {
+		return false
+	}
+	added := false
+	for _, k := range dictKinds {
+		c.mu.RLock()
+		known := c.dictZips[k] != nil
+		c.mu.RUnlock()
+		if known {
+			continue
+		}
+		if d := meta.get(dictKey(k)); d != nil && c.addDict(k, slices.Clone(d)) == nil {
+			added = true
+		}
+	}
+	return added
 }
 
 // loadDicts reads the stored dictionaries.

@@ -53,6 +53,16 @@
 // Activities are stored per work package: the key is the work package id and
 // the value is the work package's whole activity list.
 //
+// # Engines
+//
+// The layout above is kept by an engine (engine.go): the bbolt file Open
+// opens, or a store in PostgreSQL that OpenPostgres opens by name, for
+// several opsearch processes at once (postgres.go: one table of bucket,
+// key and value rows, writers serialised per store, a change sequence per
+// commit). Everything above the engine, the codec, counters, schema
+// versions and migrations included, is the same for both, and the
+// package's tests run against both (conformance_test.go).
+//
 // # Caveats
 //
 //   - One process per file. bbolt takes an exclusive file lock; a second Open

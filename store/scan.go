@@ -35,8 +35,8 @@ func (s *Store) ScanWorkPackages(ctx context.Context, batch int, fn func([]openp
 // ScanActivities calls fn with every stored activity list, in work package
 // id order, batch lists at a time.
 func (s *Store) ScanActivities(ctx context.Context, batch int, fn func([]WorkPackageActivities) error) error {
-	decode := func(id int64, raw []byte) (WorkPackageActivities, error) {
-		acts, err := decodeEntity[[]openproject.Activity](s.codec)(id, raw)
+	decode := func(tx kvTx, id int64, raw []byte) (WorkPackageActivities, error) {
+		acts, err := decodeEntity[[]openproject.Activity](s.codec)(tx, id, raw)
 		return WorkPackageActivities{WorkPackageID: id, Activities: acts}, err
 	}
 	return scan(ctx, s, kind.Activity, batch, decode, fn)
@@ -54,10 +54,10 @@ func (s *Store) ScanMeetings(ctx context.Context, batch int, fn func([]openproje
 	return scan(ctx, s, kind.Meeting, batch, decodeEntity[openproject.Meeting](s.codec), fn)
 }
 
-func decodeEntity[T any](c *codec) func(int64, []byte) (T, error) {
-	return func(_ int64, raw []byte) (T, error) {
+func decodeEntity[T any](c *codec) func(kvTx, int64, []byte) (T, error) {
+	return func(tx kvTx, _ int64, raw []byte) (T, error) {
 		var v T
-		err := c.unmarshal(raw, &v)
+		err := c.decodeIn(tx, raw, &v)
 		return v, err
 	}
 }
@@ -70,7 +70,7 @@ func decodeEntity[T any](c *codec) func(int64, []byte) (T, error) {
 // whether the scan has passed their id. An error from fn stops the scan and
 // is returned as is.
 func scan[T any](ctx context.Context, s *Store, k kind.Kind, batch int,
-	decode func(id int64, raw []byte) (T, error), fn func([]T) error) error {
+	decode func(tx kvTx, id int64, raw []byte) (T, error), fn func([]T) error) error {
 	if batch <= 0 {
 		batch = DefaultScanBatch
 	}
@@ -87,7 +87,7 @@ func scan[T any](ctx context.Context, s *Store, k kind.Kind, batch int,
 			key, v := first(c, after)
 			for ; key != nil && len(items) < batch; key, v = c.next() {
 				id := keyID(key)
-				item, err := decode(id, v)
+				item, err := decode(tx.tx, id, v)
 				if err != nil {
 					return fmt.Errorf("decode %s %d: %w", k, id, err)
 				}

@@ -300,320 +300,340 @@ func TestOpenRefusesForeignBoltFile(t *testing.T) {
 }
 
 func TestRoundTripEveryKind(t *testing.T) {
-	s, _ := openTemp(t)
-	p, wp, acts, wiki, m := sampleProject(2), sampleWorkPackage(12), sampleActivities(12), sampleWikiPage(5), sampleMeeting(31)
-	update(t, s, func(tx *WriteTx) error {
-		return errors.Join(tx.PutProject(p), tx.PutWorkPackage(wp), tx.PutActivities(12, acts),
-			tx.PutWikiPage(wiki), tx.PutMeeting(m))
-	})
-
-	tests := []struct {
-		kind kind.Kind
-		want any
-		get  func() (any, bool, error)
-	}{
-		{kind.Project, p, func() (any, bool, error) { return s.Project(2) }},
-		{kind.WorkPackage, wp, func() (any, bool, error) { return s.WorkPackage(12) }},
-		{kind.Activity, acts, func() (any, bool, error) { return s.Activities(12) }},
-		{kind.WikiPage, wiki, func() (any, bool, error) { return s.WikiPage(5) }},
-		{kind.Meeting, m, func() (any, bool, error) { return s.Meeting(31) }},
-	}
-	for _, tt := range tests {
-		t.Run(string(tt.kind), func(t *testing.T) {
-			got, found, err := tt.get()
-			if err != nil || !found {
-				t.Fatalf("get: found=%v err=%v", found, err)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("round trip differs:\n got %#v\nwant %#v", got, tt.want)
-			}
-			if n, err := s.Count(tt.kind); n != 1 || err != nil {
-				t.Errorf("Count = %d, %v; want 1", n, err)
-			}
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		p, wp, acts, wiki, m := sampleProject(2), sampleWorkPackage(12), sampleActivities(12), sampleWikiPage(5), sampleMeeting(31)
+		update(t, s, func(tx *WriteTx) error {
+			return errors.Join(tx.PutProject(p), tx.PutWorkPackage(wp), tx.PutActivities(12, acts),
+				tx.PutWikiPage(wiki), tx.PutMeeting(m))
 		})
-	}
 
-	// The same reads inside one View, and a miss.
-	err := s.View(context.Background(), func(tx *ReadTx) error {
-		if got, _, _ := tx.Meeting(31); !reflect.DeepEqual(got, m) {
-			t.Errorf("ReadTx.Meeting differs")
+		tests := []struct {
+			kind kind.Kind
+			want any
+			get  func() (any, bool, error)
+		}{
+			{kind.Project, p, func() (any, bool, error) { return s.Project(2) }},
+			{kind.WorkPackage, wp, func() (any, bool, error) { return s.WorkPackage(12) }},
+			{kind.Activity, acts, func() (any, bool, error) { return s.Activities(12) }},
+			{kind.WikiPage, wiki, func() (any, bool, error) { return s.WikiPage(5) }},
+			{kind.Meeting, m, func() (any, bool, error) { return s.Meeting(31) }},
 		}
-		if _, found, err := tx.WorkPackage(13); found || err != nil {
-			t.Errorf("WorkPackage(13) = found %v, %v; want miss", found, err)
+		for _, tt := range tests {
+			t.Run(string(tt.kind), func(t *testing.T) {
+				got, found, err := tt.get()
+				if err != nil || !found {
+					t.Fatalf("get: found=%v err=%v", found, err)
+				}
+				if !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("round trip differs:\n got %#v\nwant %#v", got, tt.want)
+				}
+				if n, err := s.Count(tt.kind); n != 1 || err != nil {
+					t.Errorf("Count = %d, %v; want 1", n, err)
+				}
+			})
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
-func TestPutReplacesAndReadsOwnWrites(t *testing.T) {
-	s, _ := openTemp(t)
-	update(t, s, func(tx *WriteTx) error {
-		wp := sampleWorkPackage(7)
-		if err := tx.PutWorkPackage(wp); err != nil {
-			return err
-		}
-		wp.Subject, wp.LockVersion = "renamed", 4
-		if err := tx.PutWorkPackage(wp); err != nil {
-			return err
-		}
-		got, found, err := tx.WorkPackage(7)
-		if err != nil || !found || got.Subject != "renamed" {
-			t.Errorf("read own write: %+v %v %v", got.Subject, found, err)
-		}
-		if n := tx.Count(kind.WorkPackage); n != 1 {
-			t.Errorf("Count inside tx = %d, want 1", n)
-		}
-		return nil
-	})
-	if n, _ := s.Count(kind.WorkPackage); n != 1 {
-		t.Errorf("Count after replace = %d, want 1", n)
-	}
-}
-
-func TestPutActivitiesEmpty(t *testing.T) {
-	s, _ := openTemp(t)
-	update(t, s, func(tx *WriteTx) error { return tx.PutActivities(3, nil) })
-	acts, found, err := s.Activities(3)
-	if err != nil || !found || len(acts) != 0 {
-		t.Errorf("Activities(3) = %v, %v, %v; want empty, found", acts, found, err)
-	}
-	if _, found, _ := s.Activities(4); found {
-		t.Error("Activities(4) found, never stored")
-	}
-}
-
-func TestPutRejectsBadIDs(t *testing.T) {
-	s, _ := openTemp(t)
-	tests := []struct {
-		name string
-		put  func(*WriteTx) error
-	}{
-		{"project 0", func(tx *WriteTx) error { return tx.PutProject(openproject.Project{}) }},
-		{"work package -1", func(tx *WriteTx) error { return tx.PutWorkPackage(openproject.WorkPackage{ID: -1}) }},
-		{"activities 0", func(tx *WriteTx) error { return tx.PutActivities(0, sampleActivities(0)) }},
-		{"wiki 0", func(tx *WriteTx) error { return tx.PutWikiPage(openproject.WikiPage{}) }},
-		{"meeting 0", func(tx *WriteTx) error { return tx.PutMeeting(openproject.Meeting{}) }},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := s.Update(context.Background(), tt.put)
-			if !errors.Is(err, ErrInvalidID) {
-				t.Errorf("err = %v, want ErrInvalidID", err)
+		// The same reads inside one View, and a miss.
+		err := s.View(context.Background(), func(tx *ReadTx) error {
+			if got, _, _ := tx.Meeting(31); !reflect.DeepEqual(got, m) {
+				t.Errorf("ReadTx.Meeting differs")
 			}
+			if _, found, err := tx.WorkPackage(13); found || err != nil {
+				t.Errorf("WorkPackage(13) = found %v, %v; want miss", found, err)
+			}
+			return nil
 		})
-	}
-}
-
-func TestDelete(t *testing.T) {
-	s, _ := openTemp(t)
-	update(t, s, func(tx *WriteTx) error {
-		for id := int64(1); id <= 3; id++ {
-			if err := errors.Join(tx.PutWorkPackage(sampleWorkPackage(id)), tx.PutActivities(id, sampleActivities(id)),
-				tx.PutMeeting(sampleMeeting(id))); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	update(t, s, func(tx *WriteTx) error {
-		return errors.Join(
-			tx.Delete(kind.WorkPackage, 2),
-			tx.Delete(kind.WorkPackage, 2), // idempotent
-			tx.Delete(kind.Meeting, 99),    // absent
-			tx.Delete(kind.Meeting, 3),
-		)
-	})
-	tests := []struct {
-		kind    kind.Kind
-		wantIDs []int64
-	}{
-		{kind.WorkPackage, []int64{1, 3}},
-		{kind.Activity, []int64{1, 3}}, // followed the work package
-		{kind.Meeting, []int64{1, 2}},
-		{kind.Project, nil},
-	}
-	for _, tt := range tests {
-		ids, err := s.IDs(tt.kind)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ids) == 0 {
-			ids = nil
+	})
+}
+
+func TestPutReplacesAndReadsOwnWrites(t *testing.T) {
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		update(t, s, func(tx *WriteTx) error {
+			wp := sampleWorkPackage(7)
+			if err := tx.PutWorkPackage(wp); err != nil {
+				return err
+			}
+			wp.Subject, wp.LockVersion = "renamed", 4
+			if err := tx.PutWorkPackage(wp); err != nil {
+				return err
+			}
+			got, found, err := tx.WorkPackage(7)
+			if err != nil || !found || got.Subject != "renamed" {
+				t.Errorf("read own write: %+v %v %v", got.Subject, found, err)
+			}
+			if n := tx.Count(kind.WorkPackage); n != 1 {
+				t.Errorf("Count inside tx = %d, want 1", n)
+			}
+			return nil
+		})
+		if n, _ := s.Count(kind.WorkPackage); n != 1 {
+			t.Errorf("Count after replace = %d, want 1", n)
 		}
-		if !reflect.DeepEqual(ids, tt.wantIDs) {
-			t.Errorf("IDs(%s) = %v, want %v", tt.kind, ids, tt.wantIDs)
+	})
+}
+
+func TestPutActivitiesEmpty(t *testing.T) {
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		update(t, s, func(tx *WriteTx) error { return tx.PutActivities(3, nil) })
+		acts, found, err := s.Activities(3)
+		if err != nil || !found || len(acts) != 0 {
+			t.Errorf("Activities(3) = %v, %v, %v; want empty, found", acts, found, err)
 		}
-		if n, _ := s.Count(tt.kind); n != len(tt.wantIDs) {
-			t.Errorf("Count(%s) = %d, want %d", tt.kind, n, len(tt.wantIDs))
+		if _, found, _ := s.Activities(4); found {
+			t.Error("Activities(4) found, never stored")
 		}
-	}
-	if _, found, _ := s.WorkPackage(2); found {
-		t.Error("deleted work package still found")
-	}
-	err := s.Update(context.Background(), func(tx *WriteTx) error { return tx.Delete("bogus", 1) })
-	if !errors.Is(err, ErrUnknownKind) {
-		t.Errorf("Delete(bogus) = %v, want ErrUnknownKind", err)
-	}
+	})
+}
+
+func TestPutRejectsBadIDs(t *testing.T) {
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		tests := []struct {
+			name string
+			put  func(*WriteTx) error
+		}{
+			{"project 0", func(tx *WriteTx) error { return tx.PutProject(openproject.Project{}) }},
+			{"work package -1", func(tx *WriteTx) error { return tx.PutWorkPackage(openproject.WorkPackage{ID: -1}) }},
+			{"activities 0", func(tx *WriteTx) error { return tx.PutActivities(0, sampleActivities(0)) }},
+			{"wiki 0", func(tx *WriteTx) error { return tx.PutWikiPage(openproject.WikiPage{}) }},
+			{"meeting 0", func(tx *WriteTx) error { return tx.PutMeeting(openproject.Meeting{}) }},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				err := s.Update(context.Background(), tt.put)
+				if !errors.Is(err, ErrInvalidID) {
+					t.Errorf("err = %v, want ErrInvalidID", err)
+				}
+			})
+		}
+	})
+}
+
+func TestDelete(t *testing.T) {
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		update(t, s, func(tx *WriteTx) error {
+			for id := int64(1); id <= 3; id++ {
+				if err := errors.Join(tx.PutWorkPackage(sampleWorkPackage(id)), tx.PutActivities(id, sampleActivities(id)),
+					tx.PutMeeting(sampleMeeting(id))); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		update(t, s, func(tx *WriteTx) error {
+			return errors.Join(
+				tx.Delete(kind.WorkPackage, 2),
+				tx.Delete(kind.WorkPackage, 2), // idempotent
+				tx.Delete(kind.Meeting, 99),    // absent
+				tx.Delete(kind.Meeting, 3),
+			)
+		})
+		tests := []struct {
+			kind    kind.Kind
+			wantIDs []int64
+		}{
+			{kind.WorkPackage, []int64{1, 3}},
+			{kind.Activity, []int64{1, 3}}, // followed the work package
+			{kind.Meeting, []int64{1, 2}},
+			{kind.Project, nil},
+		}
+		for _, tt := range tests {
+			ids, err := s.IDs(tt.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) == 0 {
+				ids = nil
+			}
+			if !reflect.DeepEqual(ids, tt.wantIDs) {
+				t.Errorf("IDs(%s) = %v, want %v", tt.kind, ids, tt.wantIDs)
+			}
+			if n, _ := s.Count(tt.kind); n != len(tt.wantIDs) {
+				t.Errorf("Count(%s) = %d, want %d", tt.kind, n, len(tt.wantIDs))
+			}
+		}
+		if _, found, _ := s.WorkPackage(2); found {
+			t.Error("deleted work package still found")
+		}
+		err := s.Update(context.Background(), func(tx *WriteTx) error { return tx.Delete("bogus", 1) })
+		if !errors.Is(err, ErrUnknownKind) {
+			t.Errorf("Delete(bogus) = %v, want ErrUnknownKind", err)
+		}
+	})
 }
 
 func TestCountIDsMaxID(t *testing.T) {
-	s, _ := openTemp(t)
-	// Ids spanning byte boundaries check that key order is numeric order.
-	ids := []int64{1 << 40, 3, 256, 255, 1, 65536, 70000}
-	update(t, s, func(tx *WriteTx) error {
-		for _, id := range ids {
-			if err := tx.PutWikiPage(sampleWikiPage(id)); err != nil {
-				return err
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		// Ids spanning byte boundaries check that key order is numeric order.
+		ids := []int64{1 << 40, 3, 256, 255, 1, 65536, 70000}
+		update(t, s, func(tx *WriteTx) error {
+			for _, id := range ids {
+				if err := tx.PutWikiPage(sampleWikiPage(id)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		want := []int64{1, 3, 255, 256, 65536, 70000, 1 << 40}
+		got, err := s.IDs(kind.WikiPage)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("IDs = %v, %v; want %v", got, err, want)
+		}
+		if n, err := s.Count(kind.WikiPage); n != len(want) || err != nil {
+			t.Errorf("Count = %d, %v; want %d", n, err, len(want))
+		}
+		if m, err := s.MaxID(kind.WikiPage); m != 1<<40 || err != nil {
+			t.Errorf("MaxID = %d, %v", m, err)
+		}
+		if m, err := s.MaxID(kind.Meeting); m != 0 || err != nil {
+			t.Errorf("MaxID(empty) = %d, %v; want 0", m, err)
+		}
+		for _, call := range []func() error{
+			func() error { _, err := s.Count("bogus"); return err },
+			func() error { _, err := s.IDs("bogus"); return err },
+			func() error { _, err := s.MaxID("bogus"); return err },
+			func() error { _, err := s.SyncState("bogus"); return err },
+		} {
+			if err := call(); !errors.Is(err, ErrUnknownKind) {
+				t.Errorf("unknown kind: err = %v, want ErrUnknownKind", err)
 			}
 		}
-		return nil
 	})
-	want := []int64{1, 3, 255, 256, 65536, 70000, 1 << 40}
-	got, err := s.IDs(kind.WikiPage)
-	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("IDs = %v, %v; want %v", got, err, want)
-	}
-	if n, err := s.Count(kind.WikiPage); n != len(want) || err != nil {
-		t.Errorf("Count = %d, %v; want %d", n, err, len(want))
-	}
-	if m, err := s.MaxID(kind.WikiPage); m != 1<<40 || err != nil {
-		t.Errorf("MaxID = %d, %v", m, err)
-	}
-	if m, err := s.MaxID(kind.Meeting); m != 0 || err != nil {
-		t.Errorf("MaxID(empty) = %d, %v; want 0", m, err)
-	}
-	for _, call := range []func() error{
-		func() error { _, err := s.Count("bogus"); return err },
-		func() error { _, err := s.IDs("bogus"); return err },
-		func() error { _, err := s.MaxID("bogus"); return err },
-		func() error { _, err := s.SyncState("bogus"); return err },
-	} {
-		if err := call(); !errors.Is(err, ErrUnknownKind) {
-			t.Errorf("unknown kind: err = %v, want ErrUnknownKind", err)
-		}
-	}
 }
 
 func TestSyncStateRoundTrip(t *testing.T) {
-	s, _ := openTemp(t)
-	want := SyncState{
-		Kind: kind.WikiPage, Cursor: ts(1), LastStarted: ts(2), LastFinished: ts(3), LastSuccess: ts(3),
-		ItemsSeen: 17, LastError: "", Complete: true, Unsupported: false, Note: "wiki pages carry no text",
-		HighestID: 912, RecheckNext: 400, LastFullListing: ts(4), Extra: map[string]string{"probeMisses": "20"},
-	}
-	failed := SyncState{Kind: kind.Meeting, LastStarted: ts(5), LastFinished: ts(6), LastError: "boom",
-		Unsupported: true, Note: "server has no meetings list"}
-	update(t, s, func(tx *WriteTx) error { return errors.Join(tx.SetSyncState(want), tx.SetSyncState(failed)) })
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		want := SyncState{
+			Kind: kind.WikiPage, Cursor: ts(1), LastStarted: ts(2), LastFinished: ts(3), LastSuccess: ts(3),
+			ItemsSeen: 17, LastError: "", Complete: true, Unsupported: false, Note: "wiki pages carry no text",
+			HighestID: 912, RecheckNext: 400, LastFullListing: ts(4), Extra: map[string]string{"probeMisses": "20"},
+		}
+		failed := SyncState{Kind: kind.Meeting, LastStarted: ts(5), LastFinished: ts(6), LastError: "boom",
+			Unsupported: true, Note: "server has no meetings list"}
+		update(t, s, func(tx *WriteTx) error { return errors.Join(tx.SetSyncState(want), tx.SetSyncState(failed)) })
 
-	got, err := s.SyncState(kind.WikiPage)
-	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("SyncState = %#v, %v\nwant %#v", got, err, want)
-	}
-	all, err := s.AllSyncStates()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) != len(kind.All()) {
-		t.Errorf("AllSyncStates has %d kinds, want %d", len(all), len(kind.All()))
-	}
-	if !reflect.DeepEqual(all[kind.Meeting], failed) || !reflect.DeepEqual(all[kind.WikiPage], want) {
-		t.Errorf("AllSyncStates = %#v", all)
-	}
-	if never := all[kind.Project]; !reflect.DeepEqual(never, SyncState{Kind: kind.Project}) {
-		t.Errorf("never-synced state = %#v", never)
-	}
-	err = s.Update(context.Background(), func(tx *WriteTx) error { return tx.SetSyncState(SyncState{Kind: "x"}) })
-	if !errors.Is(err, ErrUnknownKind) {
-		t.Errorf("SetSyncState(unknown) = %v", err)
-	}
+		got, err := s.SyncState(kind.WikiPage)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("SyncState = %#v, %v\nwant %#v", got, err, want)
+		}
+		all, err := s.AllSyncStates()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != len(kind.All()) {
+			t.Errorf("AllSyncStates has %d kinds, want %d", len(all), len(kind.All()))
+		}
+		if !reflect.DeepEqual(all[kind.Meeting], failed) || !reflect.DeepEqual(all[kind.WikiPage], want) {
+			t.Errorf("AllSyncStates = %#v", all)
+		}
+		if never := all[kind.Project]; !reflect.DeepEqual(never, SyncState{Kind: kind.Project}) {
+			t.Errorf("never-synced state = %#v", never)
+		}
+		err = s.Update(context.Background(), func(tx *WriteTx) error { return tx.SetSyncState(SyncState{Kind: "x"}) })
+		if !errors.Is(err, ErrUnknownKind) {
+			t.Errorf("SetSyncState(unknown) = %v", err)
+		}
 
-	// The crawls of a shared store's users keep their states apart.
-	bobs := SyncState{Kind: kind.WikiPage, Owner: 3, Cursor: ts(9), HighestID: 7}
-	update(t, s, func(tx *WriteTx) error { return tx.SetSyncState(bobs) })
-	if got, err := s.SyncStateOf(3, kind.WikiPage); err != nil || !reflect.DeepEqual(got, bobs) {
-		t.Errorf("SyncStateOf(3) = %#v, %v\nwant %#v", got, err, bobs)
-	}
-	if got, _ := s.SyncState(kind.WikiPage); !reflect.DeepEqual(got, want) {
-		t.Errorf("owner 3's state replaced the store's own: %#v", got)
-	}
-	if all, _ := s.AllSyncStatesOf(4); !reflect.DeepEqual(all[kind.WikiPage], SyncState{Kind: kind.WikiPage, Owner: 4}) {
-		t.Errorf("owner 4 never synced, state %#v", all[kind.WikiPage])
-	}
-	if _, err := s.SyncStateOf(-1, kind.WikiPage); err == nil {
-		t.Error("SyncStateOf(-1) did not fail")
-	}
+		// The crawls of a shared store's users keep their states apart.
+		bobs := SyncState{Kind: kind.WikiPage, Owner: 3, Cursor: ts(9), HighestID: 7}
+		update(t, s, func(tx *WriteTx) error { return tx.SetSyncState(bobs) })
+		if got, err := s.SyncStateOf(3, kind.WikiPage); err != nil || !reflect.DeepEqual(got, bobs) {
+			t.Errorf("SyncStateOf(3) = %#v, %v\nwant %#v", got, err, bobs)
+		}
+		if got, _ := s.SyncState(kind.WikiPage); !reflect.DeepEqual(got, want) {
+			t.Errorf("owner 3's state replaced the store's own: %#v", got)
+		}
+		if all, _ := s.AllSyncStatesOf(4); !reflect.DeepEqual(all[kind.WikiPage], SyncState{Kind: kind.WikiPage, Owner: 4}) {
+			t.Errorf("owner 4 never synced, state %#v", all[kind.WikiPage])
+		}
+		if _, err := s.SyncStateOf(-1, kind.WikiPage); err == nil {
+			t.Error("SyncStateOf(-1) did not fail")
+		}
+	})
 }
 
 func TestMeta(t *testing.T) {
-	s, _ := openTemp(t)
-	val := []byte("v1")
-	update(t, s, func(tx *WriteTx) error {
-		if err := tx.SetMeta("index_version", val); err != nil {
-			return err
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		val := []byte("v1")
+		update(t, s, func(tx *WriteTx) error {
+			if err := tx.SetMeta("index_version", val); err != nil {
+				return err
+			}
+			val[0] = 'X' // the store must not keep the caller's slice
+			return tx.SetMeta("empty", []byte{})
+		})
+		if got, found, err := s.Meta("index_version"); string(got) != "v1" || !found || err != nil {
+			t.Errorf("Meta = %q, %v, %v", got, found, err)
 		}
-		val[0] = 'X' // the store must not keep the caller's slice
-		return tx.SetMeta("empty", []byte{})
+		if got, found, _ := s.Meta("empty"); !found || len(got) != 0 {
+			t.Errorf("Meta(empty) = %q, %v", got, found)
+		}
+		update(t, s, func(tx *WriteTx) error { return tx.SetMeta("index_version", nil) })
+		if _, found, _ := s.Meta("index_version"); found {
+			t.Error("SetMeta(nil) did not delete")
+		}
+		// Caller keys live apart from the store's own metadata.
+		update(t, s, func(tx *WriteTx) error { return tx.SetMeta(string(keySchemaVersion), []byte("x")) })
+		s.Close()
+		s2, err := Open(filepath.Dir(s.Path()), Options{})
+		if err != nil {
+			t.Fatalf("reopen after SetMeta(schema_version): %v", err)
+		}
+		s2.Close()
 	})
-	if got, found, err := s.Meta("index_version"); string(got) != "v1" || !found || err != nil {
-		t.Errorf("Meta = %q, %v, %v", got, found, err)
-	}
-	if got, found, _ := s.Meta("empty"); !found || len(got) != 0 {
-		t.Errorf("Meta(empty) = %q, %v", got, found)
-	}
-	update(t, s, func(tx *WriteTx) error { return tx.SetMeta("index_version", nil) })
-	if _, found, _ := s.Meta("index_version"); found {
-		t.Error("SetMeta(nil) did not delete")
-	}
-	// Caller keys live apart from the store's own metadata.
-	update(t, s, func(tx *WriteTx) error { return tx.SetMeta(string(keySchemaVersion), []byte("x")) })
-	s.Close()
-	s2, err := Open(filepath.Dir(s.Path()), Options{})
-	if err != nil {
-		t.Fatalf("reopen after SetMeta(schema_version): %v", err)
-	}
-	s2.Close()
 }
 
 func TestUpdateFailingFnRollsBack(t *testing.T) {
-	s, _ := openTemp(t)
-	boom := errors.New("boom")
-	err := s.Update(context.Background(), func(tx *WriteTx) error {
-		if err := tx.PutWorkPackage(sampleWorkPackage(1)); err != nil {
-			return err
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		boom := errors.New("boom")
+		err := s.Update(context.Background(), func(tx *WriteTx) error {
+			if err := tx.PutWorkPackage(sampleWorkPackage(1)); err != nil {
+				return err
+			}
+			if err := tx.SetSyncState(SyncState{Kind: kind.WorkPackage, ItemsSeen: 1}); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("Update = %v, want boom", err)
 		}
-		if err := tx.SetSyncState(SyncState{Kind: kind.WorkPackage, ItemsSeen: 1}); err != nil {
-			return err
-		}
-		return boom
+		assertEmpty(t, s)
 	})
-	if !errors.Is(err, boom) {
-		t.Fatalf("Update = %v, want boom", err)
-	}
-	assertEmpty(t, s)
 }
 
 func TestUpdateCancelledContext(t *testing.T) {
-	s, _ := openTemp(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	called := false
-	err := s.Update(ctx, func(tx *WriteTx) error {
-		called = true
-		return tx.PutWorkPackage(sampleWorkPackage(1))
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		called := false
+		err := s.Update(ctx, func(tx *WriteTx) error {
+			called = true
+			return tx.PutWorkPackage(sampleWorkPackage(1))
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Update = %v, want context.Canceled", err)
+		}
+		if called {
+			t.Error("fn ran with a cancelled context")
+		}
+		if err := s.View(ctx, func(*ReadTx) error { return nil }); !errors.Is(err, context.Canceled) {
+			t.Errorf("View = %v, want context.Canceled", err)
+		}
+		assertEmpty(t, s)
 	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Update = %v, want context.Canceled", err)
-	}
-	if called {
-		t.Error("fn ran with a cancelled context")
-	}
-	if err := s.View(ctx, func(*ReadTx) error { return nil }); !errors.Is(err, context.Canceled) {
-		t.Errorf("View = %v, want context.Canceled", err)
-	}
-	assertEmpty(t, s)
 }
 
 func assertEmpty(t *testing.T, s *Store) {
@@ -632,45 +652,44 @@ func assertEmpty(t *testing.T, s *Store) {
 }
 
 func TestIdentity(t *testing.T) {
-	s, _ := openTemp(t)
-	if _, found, err := s.Identity(); found || err != nil {
-		t.Fatalf("Identity on new store: found=%v err=%v", found, err)
-	}
-	want := Identity{BaseURL: "https://op.example.com", Instance: "op.example.com", UserID: 7, Login: "ann", Name: "Ann A."}
-	if err := s.SetIdentity(want); err != nil {
-		t.Fatal(err)
-	}
-	got, found, err := s.Identity()
-	if err != nil || !found || got != want {
-		t.Errorf("Identity = %+v, %v, %v; want %+v", got, found, err, want)
-	}
-
-	const secret = "0123456789abcdef-s3cret"
-	for _, bad := range []Identity{
-		{BaseURL: "https://apikey:" + secret + "@op.example.com", UserID: 7},
-		{BaseURL: "https://op.example.com/?key=" + secret, UserID: 7},
-		{BaseURL: "https://op.example.com", UserID: 0},
-	} {
-		if err := s.SetIdentity(bad); err == nil {
-			t.Errorf("SetIdentity(%+v) succeeded", bad)
-		} else if strings.Contains(err.Error(), secret) {
-			t.Errorf("error repeats the secret: %v", err)
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		if _, found, err := s.Identity(); found || err != nil {
+			t.Fatalf("Identity on new store: found=%v err=%v", found, err)
 		}
-	}
-	if err := s.SetIdentity(Identity{BaseURL: "http://127.0.0.1:8080/op", UserID: 3}); err != nil {
-		t.Fatal(err)
-	}
-	if got, _, _ := s.Identity(); got.Instance != "127.0.0.1_8080_op" {
-		t.Errorf("Instance not derived: %+v", got)
-	}
-	s.Close()
-	raw, err := os.ReadFile(s.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(raw, []byte(secret)) {
-		t.Error("store file contains the secret")
-	}
+		want := Identity{BaseURL: "https://op.example.com", Instance: "op.example.com", UserID: 7, Login: "ann", Name: "Ann A."}
+		if err := s.SetIdentity(want); err != nil {
+			t.Fatal(err)
+		}
+		got, found, err := s.Identity()
+		if err != nil || !found || got != want {
+			t.Errorf("Identity = %+v, %v, %v; want %+v", got, found, err, want)
+		}
+
+		const secret = "0123456789abcdef-s3cret"
+		for _, bad := range []Identity{
+			{BaseURL: "https://apikey:" + secret + "@op.example.com", UserID: 7},
+			{BaseURL: "https://op.example.com/?key=" + secret, UserID: 7},
+			{BaseURL: "https://op.example.com", UserID: 0},
+		} {
+			if err := s.SetIdentity(bad); err == nil {
+				t.Errorf("SetIdentity(%+v) succeeded", bad)
+			} else if strings.Contains(err.Error(), secret) {
+				t.Errorf("error repeats the secret: %v", err)
+			}
+		}
+		if err := s.SetIdentity(Identity{BaseURL: "http://127.0.0.1:8080/op", UserID: 3}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := s.Identity(); got.Instance != "127.0.0.1_8080_op" {
+			t.Errorf("Instance not derived: %+v", got)
+		}
+		s.Close()
+		raw := o.atRest(t)
+		if len(raw) == 0 || bytes.Contains(raw, []byte(secret)) {
+			t.Errorf("the store at rest (%d bytes) contains the secret", len(raw))
+		}
+	})
 }
 
 func TestIdentityHasNoSecretField(t *testing.T) {
@@ -687,44 +706,42 @@ func TestIdentityHasNoSecretField(t *testing.T) {
 }
 
 func TestReopenKeepsData(t *testing.T) {
-	s, dir := openTemp(t)
-	update(t, s, func(tx *WriteTx) error {
-		return errors.Join(tx.PutProject(sampleProject(1)), tx.PutMeeting(sampleMeeting(2)),
-			tx.SetSyncState(SyncState{Kind: kind.Project, Complete: true}))
-	})
-	if err := s.SetIdentity(Identity{BaseURL: "http://127.0.0.1:8080", Instance: "127.0.0.1_8080", UserID: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("second Close = %v, want nil", err)
-	}
-	if _, _, err := s.Project(1); !errors.Is(err, ErrClosed) {
-		t.Errorf("Project after Close = %v, want ErrClosed", err)
-	}
-	if err := s.Update(context.Background(), func(*WriteTx) error { return nil }); !errors.Is(err, ErrClosed) {
-		t.Errorf("Update after Close = %v, want ErrClosed", err)
-	}
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		update(t, s, func(tx *WriteTx) error {
+			return errors.Join(tx.PutProject(sampleProject(1)), tx.PutMeeting(sampleMeeting(2)),
+				tx.SetSyncState(SyncState{Kind: kind.Project, Complete: true}))
+		})
+		if err := s.SetIdentity(Identity{BaseURL: "http://127.0.0.1:8080", Instance: "127.0.0.1_8080", UserID: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("second Close = %v, want nil", err)
+		}
+		if _, _, err := s.Project(1); !errors.Is(err, ErrClosed) {
+			t.Errorf("Project after Close = %v, want ErrClosed", err)
+		}
+		if err := s.Update(context.Background(), func(*WriteTx) error { return nil }); !errors.Is(err, ErrClosed) {
+			t.Errorf("Update after Close = %v, want ErrClosed", err)
+		}
 
-	s, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if got, found, err := s.Meeting(2); !found || err != nil || !reflect.DeepEqual(got, sampleMeeting(2)) {
-		t.Errorf("Meeting(2) after reopen: found=%v err=%v", found, err)
-	}
-	if n, _ := s.Count(kind.Project); n != 1 {
-		t.Errorf("Count(projects) after reopen = %d", n)
-	}
-	if st, _ := s.SyncState(kind.Project); !st.Complete {
-		t.Errorf("SyncState after reopen = %+v", st)
-	}
-	if id, found, _ := s.Identity(); !found || id.UserID != 1 {
-		t.Errorf("Identity after reopen = %+v, %v", id, found)
-	}
+		s = o.reopen(t)
+		if got, found, err := s.Meeting(2); !found || err != nil || !reflect.DeepEqual(got, sampleMeeting(2)) {
+			t.Errorf("Meeting(2) after reopen: found=%v err=%v", found, err)
+		}
+		if n, _ := s.Count(kind.Project); n != 1 {
+			t.Errorf("Count(projects) after reopen = %d", n)
+		}
+		if st, _ := s.SyncState(kind.Project); !st.Complete {
+			t.Errorf("SyncState after reopen = %+v", st)
+		}
+		if id, found, _ := s.Identity(); !found || id.UserID != 1 {
+			t.Errorf("Identity after reopen = %+v, %v", id, found)
+		}
+	})
 }
 
 func TestCountsRebuiltWhenMissing(t *testing.T) {

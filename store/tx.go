@@ -72,7 +72,7 @@ func getJSON[T any](r *ReadTx, k kind.Kind, id int64) (T, bool, error) {
 	if raw == nil {
 		return v, false, nil
 	}
-	if err := r.codec.unmarshal(raw, &v); err != nil {
+	if err := r.codec.decodeIn(r.tx, raw, &v); err != nil {
 		return v, false, fmt.Errorf("decode %s %d: %w", k, id, err)
 	}
 	return v, true, nil

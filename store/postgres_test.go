@@ -1,0 +1,244 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/opsearch/opsearch/kind"
+)
+
+// tempSchema returns a connection string whose tables live in a fresh
+// PostgreSQL schema, dropped when t ends: a database as a new deployment
+// finds it.
+func tempSchema(t *testing.T) string {
+	t.Helper()
+	dsn := testPostgres(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "opsearch_test_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("OPSEARCH_TEST_POSTGRES must be a postgres:// URL for this test: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Replicas that start at once migrate the database once, and all open.
+func TestPostgresConcurrentFirstOpen(t *testing.T) {
+	dsn := tempSchema(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := OpenPostgres(ctx, dsn, fmt.Sprintf("store-%d", i%2), PostgresOptions{MaxConns: 2})
+			if err == nil {
+				err = s.Update(ctx, func(tx *WriteTx) error { return tx.PutProject(sampleProject(int64(i + 1))) })
+				_ = s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("open %d: %v", i, err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var versions int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM opsearch_schema`).Scan(&versions); err != nil {
+		t.Fatal(err)
+	}
+	if versions != len(pgMigrations) {
+		t.Errorf("opsearch_schema has %d rows, want %d", versions, len(pgMigrations))
+	}
+	s, err := OpenPostgres(ctx, dsn, "store-0", PostgresOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, err := s.Count(kind.Project); err != nil || n != 3 {
+		t.Errorf("store-0 holds %d projects (%v), want the 3 its openers wrote", n, err)
+	}
+}
+
+// A database migrated by a newer opsearch is refused, untouched.
+func TestPostgresSchemaTooNew(t *testing.T) {
+	dsn := tempSchema(t)
+	ctx := context.Background()
+	s, err := OpenPostgres(ctx, dsn, "a", PostgresOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO opsearch_schema (version) VALUES ($1)`, len(pgMigrations)+5); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenPostgres(ctx, dsn, "a", PostgresOptions{})
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("OpenPostgres on a newer schema = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+// Two processes writing one store at once: every write lands, the counts
+// stay exact, and each commit has its own generation.
+func TestPostgresConcurrentWriters(t *testing.T) {
+	dsn := testPostgres(t)
+	name := tempStoreName(t)
+	ctx := context.Background()
+	a, b := openPostgresTemp(t, dsn, name), openPostgresTemp(t, dsn, name)
+	gen0, err := a.Generation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const txs, per = 20, 10
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for w, s := range []*Store{a, b} {
+		wg.Go(func() {
+			for i := range txs {
+				err := s.Update(ctx, func(tx *WriteTx) error {
+					for j := range per {
+						id := int64(w*txs*per + i*per + j + 1)
+						if err := tx.PutWorkPackage(sampleWorkPackage(id)); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Store{a, b} {
+		if n, err := s.Count(kind.WorkPackage); err != nil || n != 2*txs*per {
+			t.Errorf("Count = %d (%v), want %d", n, err, 2*txs*per)
+		}
+		if ids, _ := s.IDs(kind.WorkPackage); len(ids) != 2*txs*per || ids[0] != 1 || ids[len(ids)-1] != 2*txs*per {
+			t.Errorf("IDs: %d ids", len(ids))
+		}
+	}
+	if gen, _ := b.Generation(); gen < gen0+2*txs {
+		t.Errorf("generation went from %d to %d over %d commits", gen0, gen, 2*txs)
+	}
+}
+
+// A dictionary one process trains is used by another that opened the
+// store before it existed, and the other never trains its own.
+func TestPostgresDictionaryAcrossProcesses(t *testing.T) {
+	dsn := testPostgres(t)
+	name := tempStoreName(t)
+	ctx := context.Background()
+	a, b := openPostgresTemp(t, dsn, name), openPostgresTemp(t, dsn, name)
+	put := func(s *Store, from, to int64) {
+		t.Helper()
+		if err := s.Update(ctx, func(w *WriteTx) error {
+			for id := from; id < to; id++ {
+				if err := w.PutWorkPackage(variedWorkPackage(id)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// b samples values too, so it would train its own.
+	put(b, 1, dictMinSamples+1)
+	put(a, dictMinSamples+1, 2*dictMinSamples+2)
+	put(a, 2*dictMinSamples+2, 2*dictMinSamples+100)
+	d := func(s *Store) []byte {
+		raw, _, _ := single(s, func(tx *ReadTx) ([]byte, bool, error) {
+			return tx.tx.bucket(bucketMeta).get(dictKey(kind.WorkPackage)), true, nil
+		})
+		return raw
+	}
+	before := string(d(a))
+	// b writes before it has read anything that would load a's.
+	put(b, 3*dictMinSamples, 4*dictMinSamples+10)
+	if after := string(d(a)); before == "" || after != before {
+		t.Fatal("b replaced the dictionary a trained")
+	}
+	want := variedWorkPackage(2*dictMinSamples + 50)
+	got, found, err := b.WorkPackage(want.ID)
+	if err != nil || !found || got.Subject != want.Subject {
+		t.Fatalf("b reads a's dictionary-compressed value: %v found=%v", err, found)
+	}
+	for _, id := range []int64{5, dictMinSamples + 5, 3*dictMinSamples + 5} {
+		for _, s := range []*Store{a, b} {
+			if _, found, err := s.WorkPackage(id); err != nil || !found {
+				t.Errorf("WorkPackage(%d): found=%v %v", id, found, err)
+			}
+		}
+	}
+}
+
+// A bad connection string is named without its password.
+func TestPostgresErrorsHideThePassword(t *testing.T) {
+	const secret = "pa55-w0rd-xyz"
+	for _, dsn := range []string{
+		"postgres://opsearch:" + secret + "@127.0.0.1:1/opsearch?connect_timeout=1",
+		"postgres://opsearch:" + secret + "@127.0.0.1:1/opsearch?sslmode=bogus",
+		"host=127.0.0.1 port=1 password=" + secret + " connect_timeout=1",
+	} {
+		_, err := OpenPostgres(context.Background(), dsn, "x", PostgresOptions{})
+		if err == nil {
+			t.Errorf("OpenPostgres(%q) succeeded", dsn)
+			continue
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("error shows the password: %v", err)
+		}
+	}
+	if _, err := OpenPostgres(context.Background(), defaultTestPostgres, " ", PostgresOptions{}); err == nil {
+		t.Error("an empty store name was accepted")
+	}
+}
