@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -206,6 +207,10 @@ func (e *pgEngine) run(ctx context.Context, o pgx.TxOptions, write bool, fn func
 	}
 	if !write {
 		return nil
+	}
+	// Delivered on commit, to every process listening (waitChange).
+	if _, err := ptx.Exec(ctx, `SELECT pg_notify($1, $2)`, pgChannel, e.name); err != nil {
+		return e.fail(err)
 	}
 	if err := ptx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit store: %w", e.fail(err))
@@ -437,4 +442,99 @@ func (c *pgCursor) next() ([]byte, []byte) {
 	last := c.rows[len(c.rows)-1].k
 	c.load(` AND key > $3`, last, false)
 	return c.at()
+}
+
+// pgChannel is the LISTEN/NOTIFY channel on which every write
+// transaction announces its store's name.
+const pgChannel = "opsearch_changes"
+
+var _ changeFeed = (*pgEngine)(nil)
+
+// changes reads the feed in one snapshot: the generation bound first (so
+// no commit is cut), then the rows up to it.
+func (e *pgEngine) changes(ctx context.Context, after uint64, limit int) ([]Change, uint64, error) {
+	kinds := changeKinds()
+	names := make([][]byte, 0, len(kinds))
+	for b := range kinds {
+		names = append(names, []byte(b))
+	}
+	var out []Change
+	var through uint64
+	err := e.view(ctx, func(t kvTx) error {
+		tx := t.(*pgTx)
+		through = tx.gen
+		// The generation of the limit+1st change, if there is one: the
+		// batch stops before it, unless that cuts the first commit.
+		var next int64
+		err := tx.tx.QueryRow(ctx, `SELECT seq FROM opsearch_kv WHERE store = $1 AND seq > $2 AND bucket = ANY($3)
+			ORDER BY seq OFFSET $4 LIMIT 1`, e.name, int64(after), names, limit).Scan(&next)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			var first int64
+			if err := tx.tx.QueryRow(ctx, `SELECT min(seq) FROM opsearch_kv WHERE store = $1 AND seq > $2 AND bucket = ANY($3)`,
+				e.name, int64(after), names).Scan(&first); err != nil {
+				return err
+			}
+			through = uint64(next - 1)
+			if next == first {
+				through = uint64(next)
+			}
+		}
+		rows, err := tx.tx.Query(ctx, `SELECT bucket, key, value IS NULL, seq FROM opsearch_kv
+			WHERE store = $1 AND seq > $2 AND seq <= $3 AND bucket = ANY($4) ORDER BY seq, bucket, key`,
+			e.name, int64(after), int64(through), names)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Change, error) {
+			var bucket, key []byte
+			var deleted bool
+			var seq int64
+			if err := r.Scan(&bucket, &key, &deleted, &seq); err != nil {
+				return Change{}, err
+			}
+			k := kinds[string(bucket)]
+			if string(bucket) == string(bucketReaders) {
+				deleted = false // the list itself did not go
+			}
+			return Change{Kind: k, ID: keyID(key), Deleted: deleted, Generation: uint64(seq)}, nil
+		})
+		return err
+	})
+	return out, through, err
+}
+
+// waitChange listens on its own pooled connection, which it gives back
+// closed: a connection that listened must not serve other queries.
+func (e *pgEngine) waitChange(ctx context.Context, after uint64, poll time.Duration) (uint64, error) {
+	conn, err := e.pool.Acquire(ctx)
+	if err != nil {
+		return 0, e.fail(err)
+	}
+	raw := conn.Hijack()
+	defer raw.Close(context.WithoutCancel(ctx))
+	if _, err := raw.Exec(ctx, "LISTEN "+pgChannel); err != nil {
+		return 0, e.fail(err)
+	}
+	for {
+		var gen int64
+		if err := raw.QueryRow(ctx, `SELECT generation FROM opsearch_stores WHERE name = $1`, e.name).Scan(&gen); err != nil {
+			return 0, e.fail(err)
+		}
+		if uint64(gen) > after {
+			return uint64(gen), nil
+		}
+		wctx, cancel := context.WithTimeout(ctx, poll)
+		_, err := raw.WaitForNotification(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err) {
+			return 0, e.fail(err)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/opsearch/opsearch/kind"
@@ -240,5 +241,128 @@ func TestPostgresErrorsHideThePassword(t *testing.T) {
 	}
 	if _, err := OpenPostgres(context.Background(), defaultTestPostgres, " ", PostgresOptions{}); err == nil {
 		t.Error("an empty store name was accepted")
+	}
+}
+
+// The change feed reports each entity a commit touched, deletions
+// included, never cuts a commit, and moves past commits that touched no
+// entity.
+func TestPostgresChanges(t *testing.T) {
+	dsn := testPostgres(t)
+	name := tempStoreName(t)
+	ctx := context.Background()
+	a, b := openPostgresTemp(t, dsn, name), openPostgresTemp(t, dsn, name)
+	start, err := b.Generation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	update(t, a, func(tx *WriteTx) error {
+		return errors.Join(tx.PutWorkPackage(sampleWorkPackage(1)), tx.PutWorkPackage(sampleWorkPackage(2)),
+			tx.PutWorkPackage(sampleWorkPackage(3)), tx.PutActivities(1, sampleActivities(1)), tx.PutMeeting(sampleMeeting(9)))
+	})
+	update(t, a, func(tx *WriteTx) error { return tx.Delete(kind.WorkPackage, 2) })
+	update(t, a, func(tx *WriteTx) error { return tx.SetMeta("x", []byte("y")) })
+	end, _ := a.Generation()
+
+	got, through, err := b.Changes(ctx, start, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if through != end {
+		t.Errorf("through = %d, want the store's generation %d", through, end)
+	}
+	type key struct {
+		k       kind.Kind
+		id      int64
+		deleted bool
+	}
+	last := map[key]bool{}
+	var prev uint64
+	for _, c := range got {
+		if c.Generation < prev {
+			t.Errorf("changes out of generation order: %+v after %d", c, prev)
+		}
+		prev = c.Generation
+		last[key{c.Kind, c.ID, c.Deleted}] = true
+	}
+	for _, want := range []key{
+		{kind.WorkPackage, 1, false}, {kind.WorkPackage, 3, false}, {kind.Activity, 1, false},
+		{kind.Meeting, 9, false}, {kind.WorkPackage, 2, true},
+	} {
+		if !last[want] {
+			t.Errorf("changes lack %+v: %+v", want, got)
+		}
+	}
+	if last[key{kind.WorkPackage, 2, false}] {
+		t.Errorf("work package 2 is reported both written and deleted: the feed keeps one row per entity, its last state")
+	}
+	if more, again, err := b.Changes(ctx, through, 0); err != nil || len(more) != 0 || again != through {
+		t.Errorf("Changes after catching up = %v, %d, %v; want none, %d", more, again, err, through)
+	}
+
+	// Two commits of five: a limit of three returns the first whole.
+	for c := range 2 {
+		update(t, a, func(tx *WriteTx) error {
+			for i := range 5 {
+				if err := tx.PutProject(sampleProject(int64(100 + c*5 + i))); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	first, t1, err := b.Changes(ctx, through, 3)
+	if err != nil || len(first) != 5 {
+		t.Fatalf("first batch: %d changes, %v; want one whole commit of 5", len(first), err)
+	}
+	second, t2, err := b.Changes(ctx, t1, 3)
+	if err != nil || len(second) != 5 || t2 <= t1 || second[0].ID != 105 {
+		t.Fatalf("second batch: %+v through %d, %v", second, t2, err)
+	}
+}
+
+// A waiter wakes on another process's commit by notification.
+func TestPostgresWaitChange(t *testing.T) {
+	dsn := testPostgres(t)
+	name := tempStoreName(t)
+	a, b := openPostgresTemp(t, dsn, name), openPostgresTemp(t, dsn, name)
+	gen, _ := b.Generation()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	woke := make(chan error, 1)
+	listening := make(chan struct{})
+	go func() {
+		close(listening)
+		// A poll far longer than the test: only the notification wakes it.
+		got, err := b.WaitChange(ctx, gen, time.Hour)
+		if err == nil && got <= gen {
+			err = fmt.Errorf("woke at generation %d, not past %d", got, gen)
+		}
+		woke <- err
+	}()
+	<-listening
+	// Keep committing until the waiter, which may not listen yet, wakes.
+	for i := int64(1); ; i++ {
+		update(t, a, func(tx *WriteTx) error { return tx.PutProject(sampleProject(i)) })
+		select {
+		case err := <-woke:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		case <-ctx.Done():
+			t.Fatal("the waiter never woke")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func TestChangesNeedAFeed(t *testing.T) {
+	s, _ := openTemp(t)
+	if _, _, err := s.Changes(context.Background(), 0, 0); !errors.Is(err, ErrNoChangeFeed) {
+		t.Errorf("Changes on a bbolt store = %v, want ErrNoChangeFeed", err)
+	}
+	if _, err := s.WaitChange(context.Background(), 0, 0); !errors.Is(err, ErrNoChangeFeed) {
+		t.Errorf("WaitChange on a bbolt store = %v, want ErrNoChangeFeed", err)
 	}
 }

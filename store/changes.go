@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/opsearch/opsearch/kind"
+)
+
+// Change is one entity a commit wrote or deleted, as the change feed of a
+// store shared by several processes reports it (Changes).
+type Change struct {
+	Kind kind.Kind
+	ID   int64
+	// Deleted is set when the entity is gone; otherwise the store holds
+	// what the commit wrote, or something newer.
+	Deleted bool
+	// Generation is the commit's (ReadTx.Generation).
+	Generation uint64
+}
+
+// ErrNoChangeFeed is returned by Changes and WaitChange on a store whose
+// engine keeps no change feed: a bbolt file, which one process owns, so
+// that process saw every write itself.
+var ErrNoChangeFeed = errors.New("store keeps no change feed")
+
+// changeFeed is what an engine that several processes write at once
+// (PostgreSQL) adds: which entities each commit touched, and a wake-up
+// when there are new commits.
+type changeFeed interface {
+	changes(ctx context.Context, after uint64, limit int) ([]Change, uint64, error)
+	waitChange(ctx context.Context, after uint64, poll time.Duration) (uint64, error)
+}
+
+// DefaultChangeLimit is the most changes Changes returns at once when
+// given a limit of zero or less.
+const DefaultChangeLimit = 2000
+
+// Changes returns the entities committed after generation after, in
+// generation order, and the generation through which the caller has then
+// seen every change: apply the changes, then ask again from it. A batch
+// never ends inside a commit, so one commit larger than limit comes
+// whole. Activity lists are reported as kind.Activity under their work
+// package's id, and so is a change of whether a work package's
+// activities were fetched by an internal-comment reader.
+//
+// A caller that has applied everything through the returned generation
+// and finds no changes is current as of that generation, which may be
+// past the last change (commits that wrote only sync state or metadata).
+func (s *Store) Changes(ctx context.Context, after uint64, limit int) ([]Change, uint64, error) {
+	if s.closed.Load() {
+		return nil, 0, ErrClosed
+	}
+	feed, ok := s.eng.(changeFeed)
+	if !ok {
+		return nil, 0, fmt.Errorf("read changes of %s: %w", s.path, ErrNoChangeFeed)
+	}
+	if limit <= 0 {
+		limit = DefaultChangeLimit
+	}
+	changes, through, err := feed.changes(ctx, after, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read changes of %s: %w", s.path, err)
+	}
+	return changes, through, nil
+}
+
+// WaitChange returns once the store's generation is past after, with
+// that generation, or with ctx's error. It wakes on the engine's
+// notification of a commit and, should one be lost (a dropped
+// connection), checks at least every poll.
+func (s *Store) WaitChange(ctx context.Context, after uint64, poll time.Duration) (uint64, error) {
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	feed, ok := s.eng.(changeFeed)
+	if !ok {
+		return 0, fmt.Errorf("wait for changes of %s: %w", s.path, ErrNoChangeFeed)
+	}
+	if poll <= 0 {
+		poll = 5 * time.Second
+	}
+	return feed.waitChange(ctx, after, poll)
+}
+
+// changeKinds maps the buckets the change feed reports to the kind of
+// their changes.
+func changeKinds() map[string]kind.Kind {
+	m := map[string]kind.Kind{string(bucketReaders): kind.Activity}
+	for _, k := range kind.All() {
+		if b := bucketOf(k); b != nil {
+			m[string(b)] = k
+		}
+	}
+	return m
+}
