@@ -2,62 +2,22 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/optesting/pgtest"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/opsearch/opsearch/kind"
 )
 
-// tempSchema returns a connection string whose tables live in a fresh
-// PostgreSQL schema, dropped when t ends: a database as a new deployment
-// finds it.
-func tempSchema(t *testing.T) string {
-	t.Helper()
-	dsn := testPostgres(t)
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "opsearch_test_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Error(err)
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("OPSEARCH_TEST_POSTGRES must be a postgres:// URL for this test: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // Replicas that start at once migrate the database once, and all open.
 func TestPostgresConcurrentFirstOpen(t *testing.T) {
-	dsn := tempSchema(t)
+	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make([]error, 6)
@@ -101,7 +61,7 @@ func TestPostgresConcurrentFirstOpen(t *testing.T) {
 
 // A database migrated by a newer opsearch is refused, untouched.
 func TestPostgresSchemaTooNew(t *testing.T) {
-	dsn := tempSchema(t)
+	dsn := pgtest.Schema(t)
 	ctx := context.Background()
 	s, err := OpenPostgres(ctx, dsn, "a", PostgresOptions{})
 	if err != nil {
@@ -125,8 +85,8 @@ func TestPostgresSchemaTooNew(t *testing.T) {
 // Two processes writing one store at once: every write lands, the counts
 // stay exact, and each commit has its own generation.
 func TestPostgresConcurrentWriters(t *testing.T) {
-	dsn := testPostgres(t)
-	name := tempStoreName(t)
+	dsn := pgtest.DSN(t)
+	name := pgtest.StoreName(t)
 	ctx := context.Background()
 	a, b := openPostgresTemp(t, dsn, name), openPostgresTemp(t, dsn, name)
 	gen0, err := a.Generation()
@@ -175,8 +135,8 @@ func TestPostgresConcurrentWriters(t *testing.T) {
 // A dictionary one process trains is used by another that opened the
 // store before it existed, and the other never trains its own.
 func TestPostgresDictionaryAcrossProcesses(t *testing.T) {
-	dsn := testPostgres(t)
-	name := tempStoreName(t)
+	dsn := pgtest.DSN(t)
+	name := pgtest.StoreName(t)
 	ctx := context.Background()
 	a, b := openPostgresTemp(t, dsn, name), openPostgresTemp(t, dsn, name)
 	put := func(s *Store, from, to int64) {
@@ -239,7 +199,7 @@ func TestPostgresErrorsHideThePassword(t *testing.T) {
 			t.Errorf("error shows the password: %v", err)
 		}
 	}
-	if _, err := OpenPostgres(context.Background(), defaultTestPostgres, " ", PostgresOptions{}); err == nil {
+	if _, err := OpenPostgres(context.Background(), pgtest.Default, " ", PostgresOptions{}); err == nil {
 		t.Error("an empty store name was accepted")
 	}
 }
@@ -248,8 +208,8 @@ func TestPostgresErrorsHideThePassword(t *testing.T) {
 // included, never cuts a commit, and moves past commits that touched no
 // entity.
 func TestPostgresChanges(t *testing.T) {
-	dsn := testPostgres(t)
-	name := tempStoreName(t)
+	dsn := pgtest.DSN(t)
+	name := pgtest.StoreName(t)
 	ctx := context.Background()
 	a, b := openPostgresTemp(t, dsn, name), openPostgresTemp(t, dsn, name)
 	start, err := b.Generation()
@@ -323,8 +283,8 @@ func TestPostgresChanges(t *testing.T) {
 
 // A waiter wakes on another process's commit by notification.
 func TestPostgresWaitChange(t *testing.T) {
-	dsn := testPostgres(t)
-	name := tempStoreName(t)
+	dsn := pgtest.DSN(t)
+	name := pgtest.StoreName(t)
 	a, b := openPostgresTemp(t, dsn, name), openPostgresTemp(t, dsn, name)
 	gen, _ := b.Generation()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
