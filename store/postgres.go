@@ -61,6 +61,13 @@ var pgMigrations = []string{
 		FOREIGN KEY (store, bucket) REFERENCES opsearch_buckets (store, bucket) ON DELETE CASCADE
 	);
 	CREATE INDEX opsearch_kv_seq ON opsearch_kv (store, seq);`,
+	`CREATE TABLE opsearch_leases (
+		store      text NOT NULL REFERENCES opsearch_stores (name) ON DELETE CASCADE,
+		name       text NOT NULL,
+		holder     text NOT NULL,
+		expires_at timestamptz NOT NULL,
+		PRIMARY KEY (store, name)
+	);`,
 }
 
 // PostgresOptions configures OpenPostgres.
@@ -537,4 +544,60 @@ func (e *pgEngine) waitChange(ctx context.Context, after uint64, poll time.Durat
 			return 0, e.fail(err)
 		}
 	}
+}
+
+var _ leaser = (*pgEngine)(nil)
+
+// Leases are timed by the database's clock, never a replica's: replicas
+// whose clocks disagree still agree on who holds one.
+
+func (e *pgEngine) acquireLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	rows, err := e.pool.Query(ctx, `INSERT INTO opsearch_leases (store, name, holder, expires_at)
+		VALUES ($1, $2, $3, clock_timestamp() + $4 * interval '1 millisecond')
+		ON CONFLICT (store, name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+		WHERE opsearch_leases.holder = excluded.holder OR opsearch_leases.expires_at < clock_timestamp()
+		RETURNING holder`, e.name, name, holder, ttl.Milliseconds())
+	if err != nil {
+		return false, e.fail(err)
+	}
+	held, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return false, e.fail(err)
+	}
+	return len(held) == 1, nil
+}
+
+func (e *pgEngine) releaseLease(ctx context.Context, name, holder string) error {
+	if _, err := e.pool.Exec(ctx, `DELETE FROM opsearch_leases WHERE store = $1 AND name = $2 AND holder = $3`, e.name, name, holder); err != nil {
+		return e.fail(err)
+	}
+	return nil
+}
+
+func (e *pgEngine) leaseHolder(ctx context.Context, name string) (string, time.Time, bool, error) {
+	var holder string
+	var expires time.Time
+	err := e.pool.QueryRow(ctx, `SELECT holder, expires_at FROM opsearch_leases
+		WHERE store = $1 AND name = $2 AND expires_at >= clock_timestamp()`, e.name, name).Scan(&holder, &expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", time.Time{}, false, nil
+	}
+	if err != nil {
+		return "", time.Time{}, false, e.fail(err)
+	}
+	return holder, expires, true, nil
+}
+
+// checkLease locks the lease row against a takeover until the
+// transaction ends and fails unless holder holds it unexpired.
+func (t *pgTx) checkLease(name, holder string) (bool, error) {
+	var n int
+	err := t.tx.QueryRow(t.ctx, `SELECT count(*) FROM (SELECT 1 FROM opsearch_leases
+		WHERE store = $1 AND name = $2 AND holder = $3 AND expires_at >= clock_timestamp() FOR SHARE) held`,
+		t.store, name, holder).Scan(&n)
+	if err != nil {
+		t.keep(err)
+		return false, err
+	}
+	return n == 1, nil
 }
