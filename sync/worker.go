@@ -157,6 +157,10 @@ type Options struct {
 	// Shared, if set, makes the worker one of several that crawl into a
 	// store shared by every user of an instance (see Shared).
 	Shared *Shared
+	// Lease, if set, makes each Sync hold this lease of the store for
+	// its whole run: replicas sharing a store in PostgreSQL then never
+	// crawl the same thing at once (see SyncLease).
+	Lease *SyncLease
 }
 
 // Shared configures a worker that crawls, with one user's key, into a
@@ -396,6 +400,24 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 	defer w.running.Unlock()
 
 	rep = Report{Started: w.opts.Now(), Kinds: map[kind.Kind]*KindReport{}}
+	if l := w.opts.Lease; l != nil {
+		held, err := w.st.AcquireLease(ctx, l.Name, l.Holder, l.ttl())
+		if err != nil {
+			return rep, fmt.Errorf("take the sync lease: %w", err)
+		}
+		if !held {
+			return rep, ErrLeaseHeld
+		}
+		var release func()
+		ctx, release = w.keepLease(ctx, *l)
+		defer func() {
+			// Say why the sync stopped: the lease, not a cancellation.
+			if c := context.Cause(ctx); err != nil && errors.Is(c, store.ErrLeaseLost) && !errors.Is(err, store.ErrLeaseLost) {
+				err = fmt.Errorf("%w (%w)", c, err)
+			}
+			release()
+		}()
+	}
 	r := &run{report: &rep}
 	r.api = countingAPI{API: w.api, n: &r.calls}
 	w.lim.begin()
@@ -489,7 +511,7 @@ func (w *Worker) runKind(ctx context.Context, r *run, k kind.Kind, kr *KindRepor
 }
 
 func (w *Worker) saveState(ctx context.Context, st store.SyncState) error {
-	if err := w.st.Update(ctx, func(tx *store.WriteTx) error { return tx.SetSyncState(st) }); err != nil {
+	if err := w.update(ctx, func(tx *store.WriteTx) error { return tx.SetSyncState(st) }); err != nil {
 		return fmt.Errorf("save sync state: %w", err)
 	}
 	return nil
@@ -546,7 +568,7 @@ func (w *Worker) commitLocked(ctx context.Context, write func(*store.WriteTx) er
 		if w.opts.Shared != nil && w.opts.Shared.Indexing != nil {
 			w.opts.Shared.Indexing(docs, dels)
 		}
-		if err := w.st.Update(ctx, func(tx *store.WriteTx) error {
+		if err := w.update(ctx, func(tx *store.WriteTx) error {
 			if write != nil {
 				if err := write(tx); err != nil {
 					return err
@@ -582,11 +604,11 @@ func (w *Worker) commitLocked(ctx context.Context, write func(*store.WriteTx) er
 			}
 		}
 	} else if write != nil {
-		if err := w.st.Update(ctx, write); err != nil {
+		if err := w.update(ctx, write); err != nil {
 			return fmt.Errorf("write store: %w", err)
 		}
 	}
-	if err := w.st.Update(ctx, func(tx *store.WriteTx) error {
+	if err := w.update(ctx, func(tx *store.WriteTx) error {
 		if touches {
 			if err := tx.SetMeta(pendingKey, earlier); err != nil {
 				return err
