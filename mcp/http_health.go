@@ -66,6 +66,16 @@ func (h *httpHandler) health(w http.ResponseWriter, r *http.Request) {
 			// succeeded; no error text leaves without a key.
 			out["crawl"] = map[string]any{"finishedAt": last.Report.Started.Add(last.Report.Duration).UTC().Format(time.RFC3339), "ok": last.Err == nil}
 		}
+		if f, ok := h.mgr.Follow(); ok {
+			// A replica: how far its index is behind the shared store.
+			st := map[string]any{"engine": "postgres", "appliedGeneration": f.Applied, "behind": f.Behind}
+			if f.Err != nil {
+				st["error"] = f.Err.Error()
+				out["status"] = "degraded"
+				out["reason"] = "the index cannot follow the shared store: " + f.Err.Error()
+			}
+			out["store"] = st
+		}
 	}
 	if h.opts.BaseURL != "" || h.opts.Probe != nil {
 		at, err := h.upstream(r.Context())

@@ -58,6 +58,8 @@ type Follower struct {
 	advanced chan struct{}
 	// failed is the last apply's error, nil once one succeeds.
 	failed error
+	// indexing is told each batch before the index holds it (SetIndexing).
+	indexing func(docs []indexer.Document, deleted []string)
 }
 
 // FollowerOptions configures a Follower.
@@ -126,6 +128,17 @@ func (f *Follower) Built(gen uint64) error {
 	}
 	f.advance(gen, nil)
 	return nil
+}
+
+// SetIndexing sets the function told each batch of documents before the
+// index holds them: in a shared index, what keeps every user's view in
+// step (access.View.Apply), as the sync worker's Shared.Indexing does for
+// the batches it indexes itself. The batches came from another process's
+// crawl, for a user not known here.
+func (f *Follower) SetIndexing(fn func(docs []indexer.Document, deleted []string)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.indexing = fn
 }
 
 // Applied is the generation the index has applied every change through.
@@ -224,12 +237,28 @@ func (f *Follower) CatchUp(ctx context.Context) (int, error) {
 		total += len(changes)
 		if through <= from {
 			f.advance(from, nil)
+			f.settle(ctx, total)
 			return total, nil
 		}
 		f.advance(through, nil)
 		if len(changes) == 0 {
+			f.settle(ctx, total)
 			return total, nil
 		}
+	}
+}
+
+// settle lets the index reorganise after a catch-up that applied
+// changes (indexer.Bleve.Settle merges only after large writes).
+func (f *Follower) settle(ctx context.Context, applied int) {
+	s, ok := f.idx.(interface {
+		Settle(context.Context) (bool, error)
+	})
+	if !ok || applied == 0 {
+		return
+	}
+	if _, err := s.Settle(ctx); err != nil && ctx.Err() == nil {
+		f.log.Warn("settling the index after a catch-up failed", "error", err)
 	}
 }
 
@@ -312,6 +341,12 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 	})
 	if err != nil {
 		return fmt.Errorf("read changed entities: %w", err)
+	}
+	f.mu.Lock()
+	hook := f.indexing
+	f.mu.Unlock()
+	if hook != nil && (len(docs) > 0 || len(dels) > 0) {
+		hook(docs, dels)
 	}
 	if len(docs) > 0 {
 		if err := f.idx.Index(ctx, docs...); err != nil {

@@ -32,7 +32,7 @@ type replica struct {
 	dir string
 }
 
-func openReplica(t *testing.T, dsn, name string) replica {
+func openReplicaView(t *testing.T, dsn, name string) replica {
 	t.Helper()
 	st, err := store.OpenPostgres(context.Background(), dsn, name, store.PostgresOptions{})
 	if err != nil {
@@ -100,7 +100,7 @@ func TestFollowerAppliesAnotherProcesssWrites(t *testing.T) {
 			tx.PutActivities(1, nil), tx.PutActivities(2, nil))
 	})
 
-	r := openReplica(t, dsn, name)
+	r := openReplicaView(t, dsn, name)
 	f, known, err := OpenFollower(r.st, r.idx, r.dir, FollowerOptions{Poll: time.Hour})
 	if err != nil || known {
 		t.Fatalf("OpenFollower on a new replica: known=%v %v", known, err)
@@ -201,7 +201,7 @@ func TestFollowerAppliesAnotherProcesssWrites(t *testing.T) {
 // built again.
 func TestFollowerDistrustsAnotherStoresFile(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	a := openReplica(t, dsn, pgtest.StoreName(t))
+	a := openReplicaView(t, dsn, pgtest.StoreName(t))
 	f, _, err := OpenFollower(a.st, a.idx, a.dir, FollowerOptions{})
 	if err != nil {
 		t.Fatal(err)

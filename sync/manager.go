@@ -244,8 +244,45 @@ func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 			m.bg.Add(1)
 			go m.crawl()
 		}
+		if shared.user.Follower != nil {
+			m.bg.Add(1)
+			go m.follow()
+		}
 	}
 	return m, nil
+}
+
+// follow keeps this replica's index current with the shared store in
+// PostgreSQL until the manager closes.
+func (m *Manager[A]) follow() {
+	defer m.bg.Done()
+	if err := m.shared.user.Follower.Run(m.ctx); err != nil && m.ctx.Err() == nil {
+		m.log.Error("following the shared store stopped", "error", err)
+	}
+}
+
+// FollowStatus is how a replica's index stands against the shared store
+// in PostgreSQL.
+type FollowStatus struct {
+	// Store names the store (without credentials).
+	Store string
+	// Applied is the store generation the index holds every change of;
+	// Behind is how many commits it lacks.
+	Applied, Behind uint64
+	// Err is the last failure to apply or to read the store's
+	// generation, nil when all is well.
+	Err error
+}
+
+// Follow reports the replica's index against the shared store; ok is
+// false when the store is not shared with other replicas.
+func (m *Manager[A]) Follow() (st FollowStatus, ok bool) {
+	if m.shared == nil || m.shared.user.Follower == nil {
+		return FollowStatus{}, false
+	}
+	f := m.shared.user.Follower
+	behind, err := f.Lag()
+	return FollowStatus{Store: m.shared.user.Store.Path(), Applied: f.Applied(), Behind: behind, Err: err}, true
 }
 
 // Identity is who a key belongs to.

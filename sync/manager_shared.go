@@ -75,8 +75,16 @@ func openSharedInstance(ctx context.Context, dataDir string, opts *SharedOptions
 	if err != nil {
 		return nil, err
 	}
-	return &sharedInstance{user: u, held: access.NewHoldingsCache(u.Store), trackers: map[*access.Tracker]struct{}{},
-		views: map[int64]*access.Tracker{}}, nil
+	s := &sharedInstance{user: u, held: access.NewHoldingsCache(u.Store), trackers: map[*access.Tracker]struct{}{},
+		views: map[int64]*access.Tracker{}}
+	if u.Follower != nil {
+		// Batches another replica crawled reach every view before this
+		// replica's index holds them; whose crawl it was is not known
+		// here, so they count as another user's (hidden where a view
+		// shows a project wholesale, until the view is computed again).
+		u.Follower.SetIndexing(s.indexing(0))
+	}
+	return s, nil
 }
 
 // tracker returns user's tracker, asking with api from now on: the one

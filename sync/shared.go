@@ -46,7 +46,12 @@ func OpenShared(ctx context.Context, dataDir, baseURL string, opts UserOptions) 
 	if err != nil {
 		return nil, fmt.Errorf("open shared store: %w", err)
 	}
-	u, err := openDir(dir, opts, true)
+	var u *User
+	if opts.StoreURL != "" {
+		u, err = openReplica(ctx, dir, inst, opts)
+	} else {
+		u, err = openDir(dir, opts, true)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -68,9 +73,14 @@ func OpenShared(ctx context.Context, dataDir, baseURL string, opts UserOptions) 
 		}
 	}
 	u.Identity = want
-	reason, err := u.check(ctx)
-	if err == nil && reason != "" {
-		err = u.rebuild(ctx, reason, opts.RebuildProgress)
+	if u.Follower != nil {
+		err = u.catchUp(ctx, opts.RebuildProgress)
+	} else {
+		var reason string
+		reason, err = u.check(ctx)
+		if err == nil && reason != "" {
+			err = u.rebuild(ctx, reason, opts.RebuildProgress)
+		}
 	}
 	if err != nil {
 		u.closeFiles()
@@ -95,6 +105,13 @@ func (u *User) SharedWorker(api API, sh Shared, opts Options) (*Worker, error) {
 	opts.Shared = &sh
 	if opts.Logger == nil {
 		opts.Logger = u.log
+	}
+	if u.Follower != nil {
+		// Replicas share the store: one at a time crawls for a user, and
+		// every replica's index (this one's too) follows what it
+		// commits, through one path.
+		opts.Lease = &SyncLease{Name: fmt.Sprintf("sync/user/%d", sh.Owner), Holder: u.replica}
+		return NewWorker(api, u.Store, storeOnly{}, opts), nil
 	}
 	return NewWorker(api, u.Store, u.Index, opts), nil
 }

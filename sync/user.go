@@ -172,6 +172,13 @@ type UserOptions struct {
 	// who holds its files ("opsearch serve"), which another process's
 	// LockedError reports; default "opsearch". Never put a key here.
 	Holder string
+	// StoreURL, if set, is a PostgreSQL database (postgres://...) that
+	// holds the instance's shared store instead of a file in the data
+	// directory, for several opsearch replicas at once (OpenShared): each
+	// keeps its own index in the data directory, following the store's
+	// changes (Follower), and syncs hold a lease so one replica at a time
+	// crawls. Only the shared store may live there.
+	StoreURL string
 }
 
 // User is one user's opened data: store, index and (for OpenUser) the
@@ -215,6 +222,14 @@ type User struct {
 	// release, set for a user of a shared store, is what Close does
 	// instead of closing the files, which are the instance's.
 	release func()
+	// Follower keeps Index current with Store when other processes write
+	// the store too (UserOptions.StoreURL); nil otherwise.
+	Follower *Follower
+	// replica names this process to the other replicas (its leases).
+	replica string
+	// followKnown says the index recorded the store generation it
+	// followed to (OpenFollower); false means it must be built first.
+	followKnown bool
 }
 
 // OpenUser opens the data of the user api's key belongs to: it asks

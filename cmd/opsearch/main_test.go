@@ -54,6 +54,8 @@ func TestRun_Usage(t *testing.T) {
 		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--shared-index", "--per-user-index"}, 1, "--shared-index and --per-user-index exclude each other"},
 		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--shared-index", "--view-refresh", "0s"}, 1, "invalid --view-refresh 0s: it must be positive"},
 		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--per-user-index", "--crawl-api-key", "k"}, 1, "--crawl-api-key (OPSEARCH_CRAWL_API_KEY) crawls the shared index, not with --per-user-index"},
+		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--per-user-index", "--store", "postgres://x@127.0.0.1/db"}, 1, "--store (OPSEARCH_STORE_URL) holds the shared index's store, not with --per-user-index"},
+		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--store", "postgres://opsearch:s3cr3t-pw@127.0.0.1:1/db?connect_timeout=1"}, 1, "127.0.0.1:1/db"},
 		{[]string{"demo", "--shared-index", "--per-user-index"}, 1, "--shared-index and --per-user-index exclude each other"},
 	}
 	t.Setenv("OPENPROJECT_BASE_URL", "")

@@ -36,6 +36,7 @@ type httpFlags struct {
 	viewRefresh    time.Duration
 	verifyResults  bool
 	crawlKey       string
+	storeURL       string
 }
 
 // bindHTTP registers the HTTP mode's flags. PORT (the reference server's
@@ -58,6 +59,7 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 	fs.BoolVar(&h.perUserIndex, "per-user-index", false, "HTTP mode: keep one store and index per user instead of the shared one (the reference the shared index is tested against)")
 	fs.DurationVar(&h.viewRefresh, "view-refresh", sync.DefaultViewRefresh, "HTTP mode, shared index: how often each active user's permissions are asked of OpenProject again (also after each of their syncs and key checks)")
 	fs.StringVar(&h.crawlKey, "crawl-api-key", e.getenv("OPSEARCH_CRAWL_API_KEY"), "HTTP mode, shared index: the API key of an account (best an administrator's) that crawls the shared store on the schedule and answers no request (env OPSEARCH_CRAWL_API_KEY; prefer the environment: arguments show in process lists)")
+	fs.StringVar(&h.storeURL, "store", e.getenv("OPSEARCH_STORE_URL"), "HTTP mode, shared index: keep the shared store in this PostgreSQL database (postgres://user@host:port/db) instead of the data dir, so several replicas serve one instance; each keeps its own index in its data dir (env OPSEARCH_STORE_URL; prefer the environment for a password)")
 	fs.BoolVar(&h.verifyResults, "verify-results", false, "HTTP mode: check every search result with OpenProject, with the user's key, before answering (verdicts kept 5s): a permission taken away shows at once, at a request per result")
 	return h
 }
@@ -73,12 +75,14 @@ func (h *httpFlags) shared(baseURL, dataDir string, log *slog.Logger) (*sync.Sha
 		return nil, errors.New("--shared-index and --per-user-index exclude each other")
 	case h.perUserIndex && crawlKey != "":
 		return nil, errors.New("--crawl-api-key (OPSEARCH_CRAWL_API_KEY) crawls the shared index, not with --per-user-index: each user's own index is crawled with their key")
+	case h.perUserIndex && strings.TrimSpace(h.storeURL) != "":
+		return nil, errors.New("--store (OPSEARCH_STORE_URL) holds the shared index's store, not with --per-user-index: indexes per user keep their stores in the data dir")
 	case h.perUserIndex:
 		return nil, nil
 	case h.viewRefresh <= 0:
 		return nil, fmt.Errorf("invalid --view-refresh %s: it must be positive", h.viewRefresh)
 	}
-	if !h.sharedIndex && crawlKey == "" {
+	if !h.sharedIndex && crawlKey == "" && strings.TrimSpace(h.storeURL) == "" {
 		shared, kept, err := sync.DefaultShared(dataDir, baseURL)
 		if err != nil {
 			return nil, err
@@ -181,6 +185,9 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	um := userMetrics{m: m, active: func() int { return mgr.ActiveUsers() }}
 	uo := conn.userOptions(e)
 	uo.Holder = "opsearch serve --http"
+	if shared != nil {
+		uo.StoreURL = strings.TrimSpace(hf.storeURL)
+	}
 	// Every user's searches share the cores, and every user's sync gives
 	// way while searches wait for them.
 	slots := mcp.NewSearchSlots()

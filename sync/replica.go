@@ -1,0 +1,100 @@
+package sync
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/store"
+)
+
+// openReplica opens the instance's shared store in the PostgreSQL
+// database opts.StoreURL (the store is named by the instance, inst) and
+// this replica's own index in dir, with the Follower that keeps the index
+// current. The caller builds or catches the index up (catchUp).
+func openReplica(ctx context.Context, dir, inst string, opts UserOptions) (*User, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create index directory: %w", err)
+	}
+	st, err := store.OpenPostgres(ctx, opts.StoreURL, inst, store.PostgresOptions{})
+	if err != nil {
+		return nil, err
+	}
+	idx, err := indexer.Open(filepath.Join(dir, IndexDirName), indexer.Options{LockTimeout: opts.LockTimeout, Thesaurus: opts.Thesaurus})
+	if err != nil {
+		_ = st.Close()
+		if errors.Is(err, indexer.ErrLocked) {
+			return nil, &LockedError{Dir: dir, Holder: readHolder(dir), Err: err}
+		}
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	log = log.With("subsystem", "sync", "dir", dir, "store", st.Path())
+	f, known, err := OpenFollower(st, idx, dir, FollowerOptions{Logger: log})
+	if err != nil {
+		_ = idx.Close()
+		_ = st.Close()
+		return nil, err
+	}
+	writeHolder(dir, opts.Holder, log)
+	host, _ := os.Hostname()
+	var tag [4]byte
+	_, _ = rand.Read(tag[:])
+	u := &User{
+		Store: st, Index: idx, Dir: dir, OwnDir: dir,
+		Follower: f, replica: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(tag[:])),
+		log:    log,
+		cancel: func() {},
+		done:   make(chan struct{}),
+	}
+	u.followKnown = known
+	return u, nil
+}
+
+// catchUp brings a replica's index to the store: from the generation it
+// recorded, or, for a new index (or one whose mapping changed), by
+// building it from the store first.
+func (u *User) catchUp(ctx context.Context, progress func(done, total int)) error {
+	if needs, why := u.Index.NeedsRebuild(); needs || !u.followKnown {
+		if !needs {
+			why = "this replica's index has not followed the store yet"
+		}
+		gen, err := u.Follower.Start()
+		if err != nil {
+			return err
+		}
+		if err := u.rebuild(ctx, why, progress); err != nil {
+			return err
+		}
+		if err := u.Follower.Built(gen); err != nil {
+			return err
+		}
+		u.followKnown = true
+	}
+	n, err := u.Follower.CatchUp(ctx)
+	if err != nil {
+		return fmt.Errorf("catch up with the store: %w", err)
+	}
+	u.log.Info("index caught up with the shared store", "changes", n, "generation", u.Follower.Applied())
+	return nil
+}
+
+// storeOnly is the index of a replica's sync worker: the worker writes
+// the store only, and the replica's Follower indexes what it committed,
+// as every other replica's does.
+type storeOnly struct{}
+
+func (storeOnly) Index(context.Context, ...indexer.Document) error { return nil }
+func (storeOnly) Delete(context.Context, ...string) error          { return nil }
+func (storeOnly) Settle(context.Context) (bool, error)             { return false, nil }
+
+var _ Index = storeOnly{}

@@ -1,0 +1,125 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/internal/optesting/pgtest"
+	"github.com/opsearch/opsearch/openproject/opgen"
+	"github.com/opsearch/opsearch/openproject/optest"
+)
+
+// Two replicas of one instance share its store in PostgreSQL, each with
+// its own index: what one crawls, the other's index holds once it has
+// followed the store, document for document; and a replica that starts
+// later builds its index from the store without a crawl of its own.
+func TestReplicasShareTheStore(t *testing.T) {
+	dsn := pgtest.Schema(t) // the store is named by the instance
+	ds := opgen.Generate(opgen.GenOptions{Seed: 11, WorkPackages: 150})
+	_, base := optesting.Start(t, ds, optest.Options{})
+	ctx := t.Context()
+	opts := UserOptions{StoreURL: dsn}
+	open := func() *User {
+		t.Helper()
+		u, err := OpenShared(ctx, filepath.Join(t.TempDir(), "data"), base, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = u.Close() })
+		if u.Follower == nil {
+			t.Fatal("a store in PostgreSQL opened without a Follower")
+		}
+		return u
+	}
+	a, b := open(), open()
+
+	admin := newClient(t, base, optest.AdminKey, nil)
+	me, err := admin.Me(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := a.SharedWorker(admin, Shared{Owner: me.ID, Admin: true}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.opts.Lease == nil {
+		t.Fatal("a replica's worker syncs without a lease")
+	}
+	if _, err := w.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gen, err := a.Store.Generation()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	for _, u := range []*User{a, b} {
+		go func() { _ = u.Follower.Run(runCtx) }()
+	}
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for _, u := range []*User{a, b} {
+		if err := u.Follower.WaitApplied(wctx, gen); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := open() // started after the crawl: builds from the store
+
+	want, err := a.Index.Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range indexer.Kinds() {
+		n, _ := a.Store.Count(k)
+		if want[k] != uint64(n) {
+			t.Errorf("replica a's index holds %d %s documents, the store %d", want[k], k, n)
+		}
+	}
+	if want["work_package"] == 0 {
+		t.Fatal("the crawl stored no work packages")
+	}
+	for name, u := range map[string]*User{"b": b, "c": c} {
+		got, err := u.Index.Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range indexer.Kinds() {
+			if got[k] != want[k] {
+				t.Errorf("replica %s holds %d %s documents, a %d", name, got[k], k, want[k])
+			}
+		}
+	}
+	wp := ds.WorkPackages[17]
+	for name, u := range map[string]*User{"a": a, "b": b, "c": c} {
+		res, err := u.Index.Search(ctx, indexer.SearchOptions{Query: wp.Subject, Size: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, h := range res.Hits {
+			found = found || h.ID == indexer.DocID("work_package", wp.ID)
+		}
+		if !found {
+			t.Errorf("replica %s does not find work package %d by its subject %q", name, wp.ID, wp.Subject)
+		}
+	}
+	// While a holds the user's sync lease, b's sync of the same user
+	// stops at once.
+	if ok, err := a.Store.AcquireLease(ctx, w.opts.Lease.Name, w.opts.Lease.Holder, time.Minute); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	wb, err := b.SharedWorker(admin, Shared{Owner: me.ID, Admin: true}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wb.Sync(ctx); !errors.Is(err, ErrLeaseHeld) {
+		t.Errorf("b's sync while a holds the lease = %v, want ErrLeaseHeld", err)
+	}
+}
