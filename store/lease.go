@@ -25,7 +25,7 @@ var ErrLeaseLost = errors.New("lease lost")
 type leaser interface {
 	acquireLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error)
 	releaseLease(ctx context.Context, name, holder string) error
-	leaseHolder(ctx context.Context, name string) (string, time.Time, bool, error)
+	leaseHolder(ctx context.Context, name string) (LeaseInfo, bool, error)
 }
 
 // txLeaser is what a transaction of such an engine adds.
@@ -87,21 +87,33 @@ func (s *Store) ReleaseLease(ctx context.Context, name, holder string) error {
 	return nil
 }
 
-// LeaseHolder returns who holds the lease name and until when; found is
-// false when nobody does (or on a bbolt file, where nobody needs to).
-func (s *Store) LeaseHolder(ctx context.Context, name string) (holder string, expires time.Time, found bool, err error) {
+// LeaseInfo is what is known of a lease.
+type LeaseInfo struct {
+	// Holder held it last, until Expires.
+	Holder  string
+	Expires time.Time
+	// Held says it has not expired (by the database's clock); a lease
+	// that expired without being released was given up by a holder that
+	// stopped (died, or stalled) mid-work.
+	Held bool
+}
+
+// LeaseHolder returns what is known of the lease name; found is false
+// when there is none: never taken, or released (on a bbolt file, where
+// nobody needs one, always).
+func (s *Store) LeaseHolder(ctx context.Context, name string) (info LeaseInfo, found bool, err error) {
 	if s.closed.Load() {
-		return "", time.Time{}, false, ErrClosed
+		return LeaseInfo{}, false, ErrClosed
 	}
 	l, ok := s.eng.(leaser)
 	if !ok {
-		return "", time.Time{}, false, nil
+		return LeaseInfo{}, false, nil
 	}
-	holder, expires, found, err = l.leaseHolder(ctx, name)
+	info, found, err = l.leaseHolder(ctx, name)
 	if err != nil {
-		return "", time.Time{}, false, fmt.Errorf("read lease %q: %w", name, err)
+		return LeaseInfo{}, false, fmt.Errorf("read lease %q: %w", name, err)
 	}
-	return holder, expires, found, nil
+	return info, found, nil
 }
 
 // CheckLease fails with ErrLeaseLost unless holder holds the lease name,

@@ -27,8 +27,8 @@ func TestLeaseOneHolder(t *testing.T) {
 	acquire(a, "replica-a", true)
 	acquire(b, "replica-b", false)
 	acquire(a, "replica-a", true) // renewal
-	if h, exp, found, err := b.LeaseHolder(ctx, "sync"); err != nil || !found || h != "replica-a" || time.Until(exp) < 30*time.Second {
-		t.Errorf("LeaseHolder = %q until %v (found %v, %v)", h, exp, found, err)
+	if l, found, err := b.LeaseHolder(ctx, "sync"); err != nil || !found || !l.Held || l.Holder != "replica-a" || time.Until(l.Expires) < 30*time.Second {
+		t.Errorf("LeaseHolder = %+v (found %v, %v)", l, found, err)
 	}
 	// Another lease name is independent.
 	if got, err := b.AcquireLease(ctx, "sync/user-7", "replica-b", time.Minute); err != nil || !got {
@@ -40,6 +40,9 @@ func TestLeaseOneHolder(t *testing.T) {
 	acquire(b, "replica-b", false)
 	if err := a.ReleaseLease(ctx, "sync", "replica-a"); err != nil {
 		t.Fatal(err)
+	}
+	if l, found, err := b.LeaseHolder(ctx, "sync"); err != nil || found {
+		t.Errorf("LeaseHolder after the release = %+v, %v, %v; want none", l, found, err)
 	}
 	acquire(b, "replica-b", true)
 }
@@ -60,7 +63,8 @@ func TestLeaseExpiresAndFencesTheOldHolder(t *testing.T) {
 		t.Fatalf("write under a held lease: %v", err)
 	}
 	// b takes over once a's lease has run out (a does not renew: it
-	// "died"); the deadline only bounds a broken expiry.
+	// "died"): until then the lease is a's, then it is known to have
+	// expired unreleased; the deadline only bounds a broken expiry.
 	deadline := time.After(30 * time.Second)
 	for {
 		ok, err := b.AcquireLease(ctx, "sync", "b", time.Minute)
@@ -69,6 +73,9 @@ func TestLeaseExpiresAndFencesTheOldHolder(t *testing.T) {
 		}
 		if ok {
 			break
+		}
+		if l, found, err := b.LeaseHolder(ctx, "sync"); err != nil || !found || l.Holder != "a" {
+			t.Fatalf("LeaseHolder while b waits = %+v, %v, %v", l, found, err)
 		}
 		select {
 		case <-deadline:

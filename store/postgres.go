@@ -574,18 +574,17 @@ func (e *pgEngine) releaseLease(ctx context.Context, name, holder string) error 
 	return nil
 }
 
-func (e *pgEngine) leaseHolder(ctx context.Context, name string) (string, time.Time, bool, error) {
-	var holder string
-	var expires time.Time
-	err := e.pool.QueryRow(ctx, `SELECT holder, expires_at FROM opsearch_leases
-		WHERE store = $1 AND name = $2 AND expires_at >= clock_timestamp()`, e.name, name).Scan(&holder, &expires)
+func (e *pgEngine) leaseHolder(ctx context.Context, name string) (LeaseInfo, bool, error) {
+	var l LeaseInfo
+	err := e.pool.QueryRow(ctx, `SELECT holder, expires_at, expires_at >= clock_timestamp() FROM opsearch_leases
+		WHERE store = $1 AND name = $2`, e.name, name).Scan(&l.Holder, &l.Expires, &l.Held)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", time.Time{}, false, nil
+		return LeaseInfo{}, false, nil
 	}
 	if err != nil {
-		return "", time.Time{}, false, e.fail(err)
+		return LeaseInfo{}, false, e.fail(err)
 	}
-	return holder, expires, true, nil
+	return l, true, nil
 }
 
 // checkLease locks the lease row against a takeover until the

@@ -66,6 +66,8 @@ type Scheduler struct {
 	wg      gosync.WaitGroup
 	ctx     context.Context
 	back    backoff
+	// watching is set while watchLease runs.
+	watching bool
 }
 
 // ParseSpec parses a sync schedule: a 5-field cron spec or a descriptor
@@ -194,6 +196,51 @@ func (s *Scheduler) SyncNow(ctx context.Context) (Report, error) {
 	return rep, err
 }
 
+// watchLease checks the worker's lease every third of its time while
+// another process holds it: if it expires unreleased (its holder died or
+// stalled mid-sync), this scheduler syncs at once instead of at its next
+// tick, minutes later; if it is released (the sync finished), the watch
+// ends, and the next tick comes as scheduled.
+func (s *Scheduler) watchLease() {
+	l := s.w.opts.Lease
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l == nil || s.watching || s.stopped || s.ctx == nil {
+		return
+	}
+	s.watching = true
+	ctx := s.ctx
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.mu.Lock()
+			s.watching = false
+			s.mu.Unlock()
+		}()
+		tick := time.NewTicker(l.ttl() / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			info, found, err := s.w.st.LeaseHolder(ctx, l.Name)
+			switch {
+			case err != nil:
+				s.log.Debug("reading the sync lease failed", "error", err)
+			case !found:
+				return
+			case !info.Held:
+				s.log.Info("taking over the sync: its lease expired unreleased", "lease", l.Name, "last_holder", info.Holder)
+				s.Trigger()
+				return
+			}
+		}
+	}()
+}
+
 // ErrNotStarted is returned by SyncNow when the scheduler is not running.
 var ErrNotStarted = errors.New("the sync scheduler is not running")
 
@@ -256,6 +303,13 @@ func (s *Scheduler) runOnce(ctx context.Context, scheduled bool) (rep Report, ra
 	case errors.Is(err, ErrSyncRunning):
 		// A rebuild of the index holds the worker.
 		s.log.Debug("sync skipped: already running")
+		return rep, false, err
+	case errors.Is(err, ErrLeaseHeld):
+		// Another replica syncs this now; this one's index follows its
+		// commits. Should that replica stop without finishing, this one
+		// takes over as soon as its lease runs out.
+		s.log.Debug("sync skipped: another replica holds the lease")
+		s.watchLease()
 		return rep, false, err
 	case err != nil && ctx.Err() != nil:
 		// Cancelled by Stop: not a failure worth logging.
