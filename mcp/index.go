@@ -284,10 +284,18 @@ func (s userSearcher) Search(ctx context.Context, q search.Query) (search.Respon
 		return search.Response{}, err
 	}
 	defer done()
+	// On a replica, the user's own last write (through any replica)
+	// shows in this answer: wait, briefly, for the index to hold it.
+	wctx, cancel := context.WithTimeout(ctx, sync.DefaultOwnWritesWait)
+	waitErr := u.AwaitOwnWrites(wctx)
+	cancel()
 	resp, err := eng.Search(ctx, q)
 	if err == nil {
 		s.x.noteUpstream(&resp.Index)
 		notePermissions(u, &resp.Index)
+		if waitErr != nil && ctx.Err() == nil {
+			resp.Index.Note = strings.TrimSpace(resp.Index.Note + " This replica's index has not caught up with your last change yet; it will show within seconds.")
+		}
 	}
 	return resp, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/opsearch/opsearch/store"
@@ -13,6 +14,11 @@ import (
 // replica that dies mid-crawl is replaced by another this long after its
 // last renewal.
 const DefaultLeaseTTL = 15 * time.Second
+
+// writtenKey is the store meta key of the generation of a user's last
+// write through a replica (RefreshWorkPackage), which a search of theirs
+// on any replica waits for (User.AwaitOwnWrites).
+func writtenKey(user int64) string { return "replica.written." + strconv.FormatInt(user, 10) }
 
 // ErrLeaseHeld is returned by Sync when another process holds the sync's
 // lease (Options.Lease): it is syncing the same store now, and this
@@ -89,12 +95,14 @@ func (w *Worker) keepLease(ctx context.Context, l SyncLease) (context.Context, f
 	}
 }
 
-// update is the worker's store write: with a lease, the transaction
-// first checks that this process still holds it, so a sync that lost it
-// writes nothing more.
+// update is the worker's store write: while a Sync holds the lease, the
+// transaction first checks that this process still holds it, so a sync
+// that lost it writes nothing more. A refresh (RefreshWorkPackage)
+// outside a sync writes one entity as a sync batch would, converging with
+// whichever replica syncs, and needs no lease.
 func (w *Worker) update(ctx context.Context, fn func(*store.WriteTx) error) error {
 	l := w.opts.Lease
-	if l == nil {
+	if l == nil || !w.leased.Load() {
 		return w.st.Update(ctx, fn)
 	}
 	return w.st.Update(ctx, func(tx *store.WriteTx) error {

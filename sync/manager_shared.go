@@ -183,7 +183,7 @@ func (m *Manager[A]) openShared(ctx context.Context, client UserAPI, id Identity
 	done := make(chan struct{})
 	close(done)
 	return &User{
-		Store: su.Store, Index: su.Index, Worker: w, View: t,
+		Store: su.Store, Index: su.Index, Worker: w, View: t, Follower: su.Follower,
 		Identity: store.Identity{BaseURL: su.Identity.BaseURL, Instance: su.Identity.Instance, UserID: id.UserID, Login: id.Login, Name: id.Name, Shared: true},
 		Dir:      su.Dir,
 		OwnDir:   filepath.Join(filepath.Dir(su.Dir), strconv.FormatInt(id.UserID, 10)),

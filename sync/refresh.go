@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/kind"
@@ -92,6 +93,13 @@ func (w *Worker) RefreshWorkPackage(ctx context.Context, id int64) error {
 	err = w.commitLocked(ctx, func(tx *store.WriteTx) error {
 		if err := tx.PutWorkPackage(wp); err != nil {
 			return err
+		}
+		if w.opts.Lease != nil && w.shared() {
+			// Replicas: the user's next search, on whichever replica,
+			// waits until its index holds this commit.
+			if err := tx.SetMeta(writtenKey(w.opts.Shared.Owner), []byte(strconv.FormatUint(tx.Generation(), 10))); err != nil {
+				return err
+			}
 		}
 		if err := tx.PutActivities(id, acts); err != nil {
 			return err

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/store"
@@ -86,6 +88,31 @@ func (u *User) catchUp(ctx context.Context, progress func(done, total int)) erro
 	}
 	u.log.Info("index caught up with the shared store", "changes", n, "generation", u.Follower.Applied())
 	return nil
+}
+
+// DefaultOwnWritesWait bounds how long a search waits for the user's own
+// last write to reach this replica's index (AwaitOwnWrites).
+const DefaultOwnWritesWait = 2 * time.Second
+
+// AwaitOwnWrites waits, bounded by ctx, until this replica's index holds
+// the user's last write through any replica (read-your-writes across
+// replicas): a write tool's refresh records its commit's generation in
+// the shared store, and the Follower applies commits in order. It
+// returns at once for a store no other process writes, and for a user
+// who wrote nothing; on a timeout the search goes on without the write.
+func (u *User) AwaitOwnWrites(ctx context.Context) error {
+	if u.Follower == nil {
+		return nil
+	}
+	raw, ok, err := u.Store.Meta(writtenKey(u.Identity.UserID))
+	if err != nil || !ok {
+		return err
+	}
+	gen, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil {
+		return fmt.Errorf("read the user's last write: %w", err)
+	}
+	return u.Follower.WaitApplied(ctx, gen)
 }
 
 // storeOnly is the index of a replica's sync worker: the worker writes

@@ -12,6 +12,7 @@ import (
 	"github.com/opsearch/opsearch/internal/optesting/pgtest"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/store"
 )
 
 // Two replicas of one instance share its store in PostgreSQL, each with
@@ -60,9 +61,10 @@ func TestReplicasShareTheStore(t *testing.T) {
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	for _, u := range []*User{a, b} {
-		go func() { _ = u.Follower.Run(runCtx) }()
-	}
+	bCtx, stopB := context.WithCancel(runCtx)
+	bDone := make(chan struct{})
+	go func() { _ = a.Follower.Run(runCtx) }()
+	go func() { defer close(bDone); _ = b.Follower.Run(bCtx) }()
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for _, u := range []*User{a, b} {
@@ -110,6 +112,47 @@ func TestReplicasShareTheStore(t *testing.T) {
 			t.Errorf("replica %s does not find work package %d by its subject %q", name, wp.ID, wp.Subject)
 		}
 	}
+	// Read-your-writes across replicas: a comment added through a (its
+	// refresh commits to the store) shows in the user's next search on
+	// b, which waits until b's follower, woken by the commit, applied it.
+	// b's follower is stopped first: the wait must then time out, which
+	// shows it waits for the write rather than for nothing.
+	stopB()
+	<-bDone
+	if _, err := admin.AddComment(ctx, wp.ID, "the narwhal rollback plan lives in the runbook"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RefreshWorkPackage(ctx, wp.ID); err != nil {
+		t.Fatal(err)
+	}
+	// The user as b's manager makes them: the instance's store, index and
+	// follower, and their own identity.
+	bUser := &User{Store: b.Store, Index: b.Index, Follower: b.Follower, Identity: store.Identity{UserID: me.ID, Shared: true}}
+	short, scancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err = bUser.AwaitOwnWrites(short)
+	scancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("AwaitOwnWrites with b's follower stopped = %v, want it to time out waiting", err)
+	}
+	go func() { _ = b.Follower.Run(runCtx) }()
+	rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer rcancel()
+	if err := bUser.AwaitOwnWrites(rctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Index.Search(ctx, indexer.SearchOptions{Query: "narwhal rollback", Size: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 || res.Hits[0].EntityID != wp.ID {
+		t.Errorf("b's search right after a's write = %+v, want work package %d first", res.Hits, wp.ID)
+	}
+	// Another user's wait does not wait for it.
+	other := &User{Store: b.Store, Index: b.Index, Follower: b.Follower, Identity: store.Identity{UserID: me.ID + 1000, Shared: true}}
+	if err := other.AwaitOwnWrites(ctx); err != nil {
+		t.Errorf("a user who wrote nothing waited: %v", err)
+	}
+
 	// While a holds the user's sync lease, b's sync of the same user
 	// stops at once.
 	if ok, err := a.Store.AcquireLease(ctx, w.opts.Lease.Name, w.opts.Lease.Holder, time.Minute); err != nil || !ok {

@@ -282,6 +282,9 @@ type Worker struct {
 	lim *limiter
 
 	running gosync.Mutex
+	// leased is set while a Sync holds Options.Lease: its writes check
+	// the lease; a refresh outside a sync writes without it.
+	leased atomic.Bool
 	// commits is commitMu, or the lock every worker of a shared store
 	// holds (Shared.Commits).
 	commits *gosync.Mutex
@@ -410,7 +413,9 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 		}
 		var release func()
 		ctx, release = w.keepLease(ctx, *l)
+		w.leased.Store(true)
 		defer func() {
+			w.leased.Store(false)
 			// Say why the sync stopped: the lease, not a cancellation.
 			if c := context.Cause(ctx); err != nil && errors.Is(c, store.ErrLeaseLost) && !errors.Is(err, store.ErrLeaseLost) {
 				err = fmt.Errorf("%w (%w)", c, err)
