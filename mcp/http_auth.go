@@ -147,7 +147,7 @@ func (h *httpHandler) writeAcquireError(w http.ResponseWriter, r *http.Request, 
 	switch {
 	case errors.Is(err, openproject.ErrUnauthenticated), errors.Is(err, openproject.ErrPermission):
 		unauthorized(w, "Unauthorized: OpenProject rejected the API key")
-	case errors.Is(err, sync.ErrTooManyUsers), errors.Is(err, sync.ErrManagerClosed):
+	case errors.Is(err, sync.ErrTooManyUsers), errors.Is(err, sync.ErrManagerClosed), errors.Is(err, sync.ErrIndexBuilding):
 		w.Header().Set("Retry-After", "30")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "Service Unavailable: " + err.Error()})
 	case errors.Is(err, sync.ErrLocked):

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -73,6 +74,16 @@ func (h *httpHandler) health(w http.ResponseWriter, r *http.Request) {
 				st["error"] = f.Err.Error()
 				out["status"] = "degraded"
 				out["reason"] = "the index cannot follow the shared store: " + f.Err.Error()
+			}
+			if f.Building {
+				// Not ready: a load balancer's readiness check keeps
+				// requests away until the index holds the store.
+				st["building"] = map[string]any{"documents": f.Done, "total": f.Total}
+				out["status"] = "starting"
+				out["reason"] = fmt.Sprintf("building the index from the shared store: %d of %d documents", f.Done, f.Total)
+				out["store"] = st
+				writeJSON(w, http.StatusServiceUnavailable, out)
+				return
 			}
 			out["store"] = st
 		}

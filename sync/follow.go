@@ -60,6 +60,10 @@ type Follower struct {
 	failed error
 	// indexing is told each batch before the index holds it (SetIndexing).
 	indexing func(docs []indexer.Document, deleted []string)
+	// ready is set once the index was built (or its recorded generation
+	// found) and caught up; done and total count the build's documents.
+	ready       bool
+	done, total int
 }
 
 // FollowerOptions configures a Follower.
@@ -139,6 +143,27 @@ func (f *Follower) SetIndexing(fn func(docs []indexer.Document, deleted []string
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.indexing = fn
+}
+
+// Ready reports whether the index has been built from the store and
+// caught up, so it may answer searches; until then done and total are
+// the initial build's documents so far and in all.
+func (f *Follower) Ready() (ready bool, done, total int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ready, f.done, f.total
+}
+
+func (f *Follower) building(done, total int) {
+	f.mu.Lock()
+	f.done, f.total = done, total
+	f.mu.Unlock()
+}
+
+func (f *Follower) setReady() {
+	f.mu.Lock()
+	f.ready = true
+	f.mu.Unlock()
 }
 
 // Applied is the generation the index has applied every change through.

@@ -256,7 +256,23 @@ func NewManager[A Attachment](opts ManagerOptions[A]) (*Manager[A], error) {
 // PostgreSQL until the manager closes.
 func (m *Manager[A]) follow() {
 	defer m.bg.Done()
-	if err := m.shared.user.Follower.Run(m.ctx); err != nil && m.ctx.Err() == nil {
+	u := m.shared.user
+	for {
+		err := u.catchUp(m.ctx, m.opts.UserOptions.RebuildProgress)
+		if err == nil {
+			break
+		}
+		if m.ctx.Err() != nil {
+			return
+		}
+		m.log.Error("building this replica's index from the shared store failed; retrying", "error", err, "in", DefaultFollowPoll)
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-time.After(DefaultFollowPoll):
+		}
+	}
+	if err := u.Follower.Run(m.ctx); err != nil && m.ctx.Err() == nil {
 		m.log.Error("following the shared store stopped", "error", err)
 	}
 }
@@ -272,6 +288,10 @@ type FollowStatus struct {
 	// Err is the last failure to apply or to read the store's
 	// generation, nil when all is well.
 	Err error
+	// Building is set until the replica's index has been built from the
+	// store and caught up; Done and Total count the build's documents.
+	Building    bool
+	Done, Total int
 }
 
 // Follow reports the replica's index against the shared store; ok is
@@ -282,7 +302,9 @@ func (m *Manager[A]) Follow() (st FollowStatus, ok bool) {
 	}
 	f := m.shared.user.Follower
 	behind, err := f.Lag()
-	return FollowStatus{Store: m.shared.user.Store.Path(), Applied: f.Applied(), Behind: behind, Err: err}, true
+	ready, done, total := f.Ready()
+	return FollowStatus{Store: m.shared.user.Store.Path(), Applied: f.Applied(), Behind: behind, Err: err,
+		Building: !ready, Done: done, Total: total}, true
 }
 
 // Identity is who a key belongs to.
@@ -452,6 +474,11 @@ func (l *Lease[A]) Release() {
 // are not active. It fails with ErrTooManyUsers when MaxUsers others are
 // active, and with an ErrUnauthenticated error for a rejected key.
 func (m *Manager[A]) Acquire(ctx context.Context, key string) (*Lease[A], error) {
+	if m.shared != nil && m.shared.user.Follower != nil {
+		if ready, done, total := m.shared.user.Follower.Ready(); !ready {
+			return nil, fmt.Errorf("%w (%d of %d documents); try again shortly, or another replica", ErrIndexBuilding, done, total)
+		}
+	}
 	id, err := m.Validate(ctx, key)
 	if err != nil {
 		return nil, err

@@ -71,7 +71,9 @@ const maxKeptViews = 1000
 
 // openSharedInstance opens the shared store of opts.
 func openSharedInstance(ctx context.Context, dataDir string, opts *SharedOptions, uo UserOptions) (*sharedInstance, error) {
-	u, err := OpenShared(ctx, dataDir, opts.BaseURL, uo)
+	// A replica listens while it builds its index (progress on /health)
+	// and serves once it is built: the manager's follow does the build.
+	u, err := openShared(ctx, dataDir, opts.BaseURL, uo, uo.StoreURL == "")
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,12 @@ func openReplica(ctx context.Context, dir, inst string, opts UserOptions) (*User
 // recorded, or, for a new index (or one whose mapping changed), by
 // building it from the store first.
 func (u *User) catchUp(ctx context.Context, progress func(done, total int)) error {
+	report := func(done, total int) {
+		u.Follower.building(done, total)
+		if progress != nil {
+			progress(done, total)
+		}
+	}
 	if needs, why := u.Index.NeedsRebuild(); needs || !u.followKnown {
 		if !needs {
 			why = "this replica's index has not followed the store yet"
@@ -74,7 +80,7 @@ func (u *User) catchUp(ctx context.Context, progress func(done, total int)) erro
 		if err != nil {
 			return err
 		}
-		if err := u.rebuild(ctx, why, progress); err != nil {
+		if err := u.rebuild(ctx, why, report); err != nil {
 			return err
 		}
 		if err := u.Follower.Built(gen); err != nil {
@@ -87,8 +93,14 @@ func (u *User) catchUp(ctx context.Context, progress func(done, total int)) erro
 		return fmt.Errorf("catch up with the store: %w", err)
 	}
 	u.log.Info("index caught up with the shared store", "changes", n, "generation", u.Follower.Applied())
+	u.Follower.setReady()
 	return nil
 }
+
+// ErrIndexBuilding is returned by Manager.Acquire while a replica builds
+// its index from the shared store: it serves nobody until the index
+// holds the store.
+var ErrIndexBuilding = errors.New("this replica is building its index from the shared store")
 
 // DefaultOwnWritesWait bounds how long a search waits for the user's own
 // last write to reach this replica's index (AwaitOwnWrites).

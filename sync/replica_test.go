@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	gosync "sync"
 	"testing"
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/internal/optesting/pgtest"
+	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 	"github.com/opsearch/opsearch/store"
@@ -164,5 +166,87 @@ func TestReplicasShareTheStore(t *testing.T) {
 	}
 	if _, err := wb.Sync(ctx); !errors.Is(err, ErrLeaseHeld) {
 		t.Errorf("b's sync while a holds the lease = %v, want ErrLeaseHeld", err)
+	}
+}
+
+// A replica listens while it builds its index from the shared store, but
+// serves no user until the index holds the store, and says how far the
+// build has come.
+func TestReplicaServesOnceBuilt(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	ds := opgen.Generate(opgen.GenOptions{Seed: 3, Projects: 4, Users: 6, WorkPackages: 60, Comments: 60, WikiPages: 3, Meetings: 3})
+	_, base := optesting.Start(t, ds, optest.Options{})
+	ctx := t.Context()
+	// Another replica crawled the instance before this one started.
+	first, err := OpenShared(ctx, t.TempDir(), base, UserOptions{StoreURL: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := newClient(t, base, optest.AdminKey, nil)
+	me, err := admin.Me(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := first.SharedWorker(admin, Shared{Owner: me.ID, Admin: true}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Close()
+
+	// The new replica's build stops at its first progress report until
+	// the test has looked.
+	entered, gate := make(chan struct{}, 1), make(chan struct{})
+	var once gosync.Once
+	uo := UserOptions{StoreURL: dsn, RebuildProgress: func(done, total int) {
+		once.Do(func() { entered <- struct{}{}; <-gate })
+	}}
+	m, err := NewManager(ManagerOptions[*testAttachment]{
+		DataDir: t.TempDir(), Schedule: "@every 1h", UserOptions: uo, Shared: &SharedOptions{BaseURL: base},
+		NewClient: func(key string) (UserAPI, error) {
+			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, MaxAttempts: 1})
+		},
+		Attach: func(u *User) *testAttachment { return &testAttachment{u: u} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := m.Close(cctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	<-entered
+	st, ok := m.Follow()
+	if !ok || !st.Building || st.Total == 0 {
+		t.Errorf("Follow during the build = %+v, %v; want building with a total", st, ok)
+	}
+	if _, err := m.Acquire(ctx, optest.AliceKey); !errors.Is(err, ErrIndexBuilding) {
+		t.Errorf("Acquire during the build = %v, want ErrIndexBuilding", err)
+	}
+	close(gate)
+	deadline := time.After(30 * time.Second)
+	for {
+		if st, _ := m.Follow(); !st.Building {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatal("the replica never finished building")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	l, err := m.Acquire(ctx, optest.AliceKey)
+	if err != nil {
+		t.Fatalf("Acquire once built: %v", err)
+	}
+	l.Release()
+	n, _ := l.Attachment.u.Index.Count(ctx)
+	if n["work_package"] == 0 {
+		t.Error("the built index holds no work packages")
 	}
 }

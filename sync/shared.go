@@ -38,6 +38,13 @@ func SharedDir(dataDir, baseURL string) (string, error) {
 // before OpenShared returns (opts.RebuildProgress reports it), while no
 // crawl can write yet.
 func OpenShared(ctx context.Context, dataDir, baseURL string, opts UserOptions) (*User, error) {
+	return openShared(ctx, dataDir, baseURL, opts, true)
+}
+
+// openShared is OpenShared; a replica's index (opts.StoreURL) is built
+// or caught up only with ready, else the caller does it (Manager: in the
+// background, with its progress on /health: User.catchUp).
+func openShared(ctx context.Context, dataDir, baseURL string, opts UserOptions, ready bool) (*User, error) {
 	dir, err := SharedDir(dataDir, baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("open shared store: %w", err)
@@ -74,7 +81,9 @@ func OpenShared(ctx context.Context, dataDir, baseURL string, opts UserOptions) 
 	}
 	u.Identity = want
 	if u.Follower != nil {
-		err = u.catchUp(ctx, opts.RebuildProgress)
+		if ready {
+			err = u.catchUp(ctx, opts.RebuildProgress)
+		}
 	} else {
 		var reason string
 		reason, err = u.check(ctx)
