@@ -12,7 +12,12 @@ import (
 // Update with 1000 work packages (new ids each iteration, so every put is
 // an insert and the file grows as during a first crawl).
 func BenchmarkPutWorkPackages1000(b *testing.B) {
-	s, _ := openTemp(b)
+	for _, o := range openers() {
+		b.Run(o.name, func(b *testing.B) { benchPut1000(b, o.open(b)) })
+	}
+}
+
+func benchPut1000(b *testing.B, s *Store) {
 	wps := make([]openproject.WorkPackage, 1000)
 	for i := range wps {
 		wps[i] = sampleWorkPackage(int64(i + 1))

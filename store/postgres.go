@@ -209,6 +209,9 @@ func (e *pgEngine) run(ctx context.Context, o pgx.TxOptions, write bool, fn func
 	if err := fn(t); err != nil {
 		return err
 	}
+	if write {
+		t.keep(t.flush())
+	}
 	if t.err != nil {
 		return e.fail(t.err)
 	}
@@ -269,6 +272,71 @@ type pgTx struct {
 	buckets     map[string]bool
 	commitHooks []func()
 	err         error
+	// writes are the puts and deletes not sent yet, in order, and
+	// pending finds a key's among them: a transaction's writes go to the
+	// server in one batch (flush) before anything reads the bucket in a
+	// way the overlay cannot answer (a cursor, a count) and before the
+	// commit. A page of a crawl so costs a round trip per read, not
+	// four per entity.
+	writes  []pgWrite
+	pending map[string]int
+}
+
+type pgWrite struct {
+	bucket, key, value []byte
+	del                bool
+}
+
+func pendingKey(bucket, key []byte) string { return string(bucket) + "\x00" + string(key) }
+
+// queue records a put (or, with del, a delete) for the next flush.
+func (t *pgTx) queue(bucket, key, value []byte, del bool) {
+	if t.pending == nil {
+		t.pending = map[string]int{}
+	}
+	w := pgWrite{bucket: bucket, key: bytes.Clone(key), value: value, del: del}
+	pk := pendingKey(bucket, key)
+	if i, ok := t.pending[pk]; ok {
+		t.writes[i] = w
+		return
+	}
+	t.pending[pk] = len(t.writes)
+	t.writes = append(t.writes, w)
+}
+
+// overlay returns what the transaction's unsent writes say of key: the
+// value, or deleted, or nothing (known false).
+func (t *pgTx) overlay(bucket, key []byte) (value []byte, deleted, known bool) {
+	i, ok := t.pending[pendingKey(bucket, key)]
+	if !ok {
+		return nil, false, false
+	}
+	w := t.writes[i]
+	return w.value, w.del, true
+}
+
+// flush sends the unsent writes in one batch.
+func (t *pgTx) flush() error {
+	if len(t.writes) == 0 || t.err != nil {
+		return nil
+	}
+	var b pgx.Batch
+	for _, w := range t.writes {
+		if w.del {
+			b.Queue(`UPDATE opsearch_kv SET value = NULL, seq = $4 WHERE store = $1 AND bucket = $2 AND key = $3 AND value IS NOT NULL`,
+				t.store, w.bucket, w.key, int64(t.gen))
+			continue
+		}
+		b.Queue(`INSERT INTO opsearch_kv (store, bucket, key, value, seq) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (store, bucket, key) DO UPDATE SET value = excluded.value, seq = excluded.seq`,
+			t.store, w.bucket, w.key, w.value, int64(t.gen))
+	}
+	t.writes, t.pending = t.writes[:0], nil
+	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
+		t.keep(err)
+		return err
+	}
+	return nil
 }
 
 func (t *pgTx) generation() uint64 { return t.gen }
@@ -319,6 +387,12 @@ func (b *pgBucket) get(key []byte) []byte {
 	if b.t.err != nil {
 		return nil
 	}
+	if v, deleted, known := b.t.overlay(b.name, key); known {
+		if deleted {
+			return nil
+		}
+		return v
+	}
 	var v []byte
 	err := b.t.tx.QueryRow(b.t.ctx, `SELECT value FROM opsearch_kv WHERE store = $1 AND bucket = $2 AND key = $3 AND value IS NOT NULL`,
 		b.t.store, b.name, key).Scan(&v)
@@ -339,24 +413,22 @@ func (b *pgBucket) put(key, value []byte) error {
 	if value == nil {
 		value = []byte{}
 	}
-	_, err := b.t.tx.Exec(b.t.ctx, `INSERT INTO opsearch_kv (store, bucket, key, value, seq) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (store, bucket, key) DO UPDATE SET value = excluded.value, seq = excluded.seq`,
-		b.t.store, b.name, key, value, int64(b.t.gen))
-	b.t.keep(err)
-	return err
+	b.t.queue(b.name, key, value, false)
+	return nil
 }
 
 func (b *pgBucket) delete(key []byte) error {
 	if !b.t.write {
 		return errors.New("delete: read-only transaction")
 	}
-	_, err := b.t.tx.Exec(b.t.ctx, `UPDATE opsearch_kv SET value = NULL, seq = $4 WHERE store = $1 AND bucket = $2 AND key = $3 AND value IS NOT NULL`,
-		b.t.store, b.name, key, int64(b.t.gen))
-	b.t.keep(err)
-	return err
+	b.t.queue(b.name, key, nil, true)
+	return nil
 }
 
 func (b *pgBucket) keyCount() (int, error) {
+	if err := b.t.flush(); err != nil {
+		return 0, err
+	}
 	var n int
 	err := b.t.tx.QueryRow(b.t.ctx, `SELECT count(*) FROM opsearch_kv WHERE store = $1 AND bucket = $2 AND value IS NOT NULL`, b.t.store, b.name).Scan(&n)
 	return n, err
@@ -384,7 +456,7 @@ type pgRow struct{ k, v []byte }
 
 func (c *pgCursor) load(cond string, key []byte, desc bool) {
 	c.rows, c.i, c.more = nil, 0, false
-	if c.b.t.err != nil {
+	if c.b.t.flush() != nil || c.b.t.err != nil {
 		return
 	}
 	order := "ASC"
