@@ -32,7 +32,7 @@ type replica struct {
 	dir string
 }
 
-func openReplicaView(t *testing.T, dsn, name string) replica {
+func openReplicaView(t testing.TB, dsn, name string) replica {
 	t.Helper()
 	st, err := store.OpenPostgres(context.Background(), dsn, name, store.PostgresOptions{})
 	if err != nil {
