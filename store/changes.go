@@ -19,6 +19,22 @@ type Change struct {
 	Deleted bool
 	// Generation is the commit's (ReadTx.Generation).
 	Generation uint64
+	// Author is the user whose crawl or write made the commit
+	// (WriteTx.SetAuthor), 0 if it named none.
+	Author int64
+}
+
+// txAuthor is what a transaction of an engine with a change feed adds.
+type txAuthor interface{ setAuthor(user int64) }
+
+// SetAuthor names the user whose crawl or write this transaction
+// commits, for the change feed (Change.Author): another process applying
+// the change knows whose key fetched it, and so that this user may see
+// it. A no-op on a store without a feed.
+func (w *WriteTx) SetAuthor(user int64) {
+	if a, ok := w.tx.(txAuthor); ok {
+		a.setAuthor(user)
+	}
 }
 
 // ErrNoChangeFeed is returned by Changes and WaitChange on a store whose

@@ -68,6 +68,12 @@ var pgMigrations = []string{
 		expires_at timestamptz NOT NULL,
 		PRIMARY KEY (store, name)
 	);`,
+	`CREATE TABLE opsearch_commits (
+		store  text NOT NULL REFERENCES opsearch_stores (name) ON DELETE CASCADE,
+		seq    bigint NOT NULL,
+		author bigint NOT NULL,
+		PRIMARY KEY (store, seq)
+	);`,
 }
 
 // PostgresOptions configures OpenPostgres.
@@ -218,6 +224,11 @@ func (e *pgEngine) run(ctx context.Context, o pgx.TxOptions, write bool, fn func
 	if !write {
 		return nil
 	}
+	if t.author != 0 {
+		if _, err := ptx.Exec(ctx, `INSERT INTO opsearch_commits (store, seq, author) VALUES ($1, $2, $3)`, e.name, int64(t.gen), t.author); err != nil {
+			return e.fail(err)
+		}
+	}
 	// Delivered on commit, to every process listening (waitChange).
 	if _, err := ptx.Exec(ctx, `SELECT pg_notify($1, $2)`, pgChannel, e.name); err != nil {
 		return e.fail(err)
@@ -280,7 +291,12 @@ type pgTx struct {
 	// four per entity.
 	writes  []pgWrite
 	pending map[string]int
+	// author is whose crawl or write the transaction commits (setAuthor),
+	// 0 for none.
+	author int64
 }
+
+func (t *pgTx) setAuthor(user int64) { t.author = user }
 
 type pgWrite struct {
 	bucket, key, value []byte
@@ -562,8 +578,9 @@ func (e *pgEngine) changes(ctx context.Context, after uint64, limit int) ([]Chan
 				through = uint64(next)
 			}
 		}
-		rows, err := tx.tx.Query(ctx, `SELECT bucket, key, value IS NULL, seq FROM opsearch_kv
-			WHERE store = $1 AND seq > $2 AND seq <= $3 AND bucket = ANY($4) ORDER BY seq, bucket, key`,
+		rows, err := tx.tx.Query(ctx, `SELECT kv.bucket, kv.key, kv.value IS NULL, kv.seq, coalesce(c.author, 0)
+			FROM opsearch_kv kv LEFT JOIN opsearch_commits c ON c.store = kv.store AND c.seq = kv.seq
+			WHERE kv.store = $1 AND kv.seq > $2 AND kv.seq <= $3 AND kv.bucket = ANY($4) ORDER BY kv.seq, kv.bucket, kv.key`,
 			e.name, int64(after), int64(through), names)
 		if err != nil {
 			return err
@@ -571,15 +588,15 @@ func (e *pgEngine) changes(ctx context.Context, after uint64, limit int) ([]Chan
 		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Change, error) {
 			var bucket, key []byte
 			var deleted bool
-			var seq int64
-			if err := r.Scan(&bucket, &key, &deleted, &seq); err != nil {
+			var seq, author int64
+			if err := r.Scan(&bucket, &key, &deleted, &seq, &author); err != nil {
 				return Change{}, err
 			}
 			k := kinds[string(bucket)]
 			if string(bucket) == string(bucketReaders) {
 				deleted = false // the list itself did not go
 			}
-			return Change{Kind: k, ID: keyID(key), Deleted: deleted, Generation: uint64(seq)}, nil
+			return Change{Kind: k, ID: keyID(key), Deleted: deleted, Generation: uint64(seq), Author: author}, nil
 		})
 		return err
 	})

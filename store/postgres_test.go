@@ -217,6 +217,7 @@ func TestPostgresChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	update(t, a, func(tx *WriteTx) error {
+		tx.SetAuthor(7)
 		return errors.Join(tx.PutWorkPackage(sampleWorkPackage(1)), tx.PutWorkPackage(sampleWorkPackage(2)),
 			tx.PutWorkPackage(sampleWorkPackage(3)), tx.PutActivities(1, sampleActivities(1)), tx.PutMeeting(sampleMeeting(9)))
 	})
@@ -239,6 +240,9 @@ func TestPostgresChanges(t *testing.T) {
 	last := map[key]bool{}
 	var prev uint64
 	for _, c := range got {
+		if wantAuthor := int64(7); c.Kind == kind.Meeting && c.Author != wantAuthor || c.Deleted && c.Author != 0 {
+			t.Errorf("change %+v: the first commit's author is 7, the deletion's none", c)
+		}
 		if c.Generation < prev {
 			t.Errorf("changes out of generation order: %+v after %d", c, prev)
 		}

@@ -59,7 +59,7 @@ type Follower struct {
 	// failed is the last apply's error, nil once one succeeds.
 	failed error
 	// indexing is told each batch before the index holds it (SetIndexing).
-	indexing func(docs []indexer.Document, deleted []string)
+	indexing func(author int64, docs []indexer.Document, deleted []string)
 	// ready is set once the index was built (or its recorded generation
 	// found) and caught up; done and total count the build's documents.
 	ready       bool
@@ -135,11 +135,11 @@ func (f *Follower) Built(gen uint64) error {
 }
 
 // SetIndexing sets the function told each batch of documents before the
-// index holds them: in a shared index, what keeps every user's view in
-// step (access.View.Apply), as the sync worker's Shared.Indexing does for
-// the batches it indexes itself. The batches came from another process's
-// crawl, for a user not known here.
-func (f *Follower) SetIndexing(fn func(docs []indexer.Document, deleted []string)) {
+// index holds them, with the user whose crawl or write committed them
+// (store.Change.Author, 0 if unknown): in a shared index, what keeps
+// every user's view in step (access.View.Apply), as the sync worker's
+// Shared.Indexing does for the batches it indexes itself.
+func (f *Follower) SetIndexing(fn func(author int64, docs []indexer.Document, deleted []string)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.indexing = fn
@@ -309,7 +309,9 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 		k  kind.Kind
 		id int64
 	}
-	seen := map[entity]bool{}
+	// author is each entity's last change's: whose key fetched the copy
+	// the store holds.
+	author := map[entity]int64{}
 	var wpIDs []int64
 	var others []entity
 	for _, c := range changes {
@@ -317,15 +319,14 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 		if c.Kind == kind.Activity {
 			e.k = kind.WorkPackage // a work package's document holds its comments
 		}
-		if seen[e] {
-			continue
+		if _, seen := author[e]; !seen {
+			if e.k == kind.WorkPackage {
+				wpIDs = append(wpIDs, e.id)
+			} else {
+				others = append(others, e)
+			}
 		}
-		seen[e] = true
-		if e.k == kind.WorkPackage {
-			wpIDs = append(wpIDs, e.id)
-		} else {
-			others = append(others, e)
-		}
+		author[e] = c.Author
 	}
 	var docs []indexer.Document
 	var dels []string
@@ -371,7 +372,38 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 	hook := f.indexing
 	f.mu.Unlock()
 	if hook != nil && (len(docs) > 0 || len(dels) > 0) {
-		hook(docs, dels)
+		// One call per author, each with the documents their key fetched.
+		by := map[int64]*struct {
+			docs []indexer.Document
+			dels []string
+		}{}
+		group := func(k kind.Kind, id int64) *struct {
+			docs []indexer.Document
+			dels []string
+		} {
+			a := author[entity{k, id}]
+			g := by[a]
+			if g == nil {
+				g = &struct {
+					docs []indexer.Document
+					dels []string
+				}{}
+				by[a] = g
+			}
+			return g
+		}
+		for _, d := range docs {
+			g := group(d.Kind, d.EntityID)
+			g.docs = append(g.docs, d)
+		}
+		for _, id := range dels {
+			k, eid, _ := indexer.ParseDocID(id)
+			g := group(k, eid)
+			g.dels = append(g.dels, id)
+		}
+		for a, g := range by {
+			hook(a, g.docs, g.dels)
+		}
 	}
 	if len(docs) > 0 {
 		if err := f.idx.Index(ctx, docs...); err != nil {

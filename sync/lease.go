@@ -102,12 +102,16 @@ func (w *Worker) keepLease(ctx context.Context, l SyncLease) (context.Context, f
 // whichever replica syncs, and needs no lease.
 func (w *Worker) update(ctx context.Context, fn func(*store.WriteTx) error) error {
 	l := w.opts.Lease
-	if l == nil || !w.leased.Load() {
-		return w.st.Update(ctx, fn)
-	}
+	check := l != nil && w.leased.Load()
 	return w.st.Update(ctx, func(tx *store.WriteTx) error {
-		if err := tx.CheckLease(l.Name, l.Holder); err != nil {
-			return err
+		if check {
+			if err := tx.CheckLease(l.Name, l.Holder); err != nil {
+				return err
+			}
+		}
+		if w.opts.Shared != nil {
+			// Other replicas learn whose key fetched what this commits.
+			tx.SetAuthor(w.opts.Shared.Owner)
 		}
 		return fn(tx)
 	})

@@ -80,11 +80,14 @@ func openSharedInstance(ctx context.Context, dataDir string, opts *SharedOptions
 	s := &sharedInstance{user: u, held: access.NewHoldingsCache(u.Store), trackers: map[*access.Tracker]struct{}{},
 		views: map[int64]*access.Tracker{}}
 	if u.Follower != nil {
-		// Batches another replica crawled reach every view before this
-		// replica's index holds them; whose crawl it was is not known
-		// here, so they count as another user's (hidden where a view
-		// shows a project wholesale, until the view is computed again).
-		u.Follower.SetIndexing(s.indexing(0))
+		// Batches another replica committed reach every view before this
+		// replica's index holds them, as their author's crawl: the author
+		// sees what their key fetched; for others it stays hidden where a
+		// view shows a project wholesale, until the view is computed
+		// again.
+		u.Follower.SetIndexing(func(author int64, docs []indexer.Document, deleted []string) {
+			s.indexing(author)(docs, deleted)
+		})
 	}
 	return s, nil
 }
