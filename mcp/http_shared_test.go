@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/opsearch/opsearch/internal/optesting/pgtest"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opsearch/opsearch/internal/optesting"
@@ -51,6 +53,13 @@ func startModeServer(t *testing.T, base string, shared *sync.SharedOptions, veri
 // startModeServerIdle is startModeServer with an idle timeout (0: the
 // default).
 func startModeServerIdle(t *testing.T, base string, shared *sync.SharedOptions, idle time.Duration, verify ...bool) *modeServer {
+	return startModeServerStore(t, base, shared, idle, "", verify...)
+}
+
+// startModeServerStore is startModeServerIdle with the shared store in
+// the PostgreSQL database storeURL ("": a file in the data dir): one
+// replica of a team server.
+func startModeServerStore(t *testing.T, base string, shared *sync.SharedOptions, idle time.Duration, storeURL string, verify ...bool) *modeServer {
 	t.Helper()
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -62,7 +71,7 @@ func startModeServerIdle(t *testing.T, base string, shared *sync.SharedOptions, 
 		Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, mcp.HTTPUserHooks{}),
 		Schedule:    "@every 1h",
 		IdleTimeout: idle,
-		UserOptions: sync.UserOptions{Logger: logger, WorkerOptions: sync.Options{Logger: logger}},
+		UserOptions: sync.UserOptions{Logger: logger, WorkerOptions: sync.Options{Logger: logger}, StoreURL: storeURL},
 		Shared:      shared,
 		Logger:      logger,
 	})
@@ -333,6 +342,95 @@ func TestHTTPSharedIndexEqualsPerUser(t *testing.T) {
 				t.Errorf("only %d of %d queries found anything: the test proves little", found, len(queries))
 			}
 			t.Logf("%d queries (%d with results), every fourth over REST too", len(queries), found)
+		})
+	}
+}
+
+// TestHTTPReplicasEqualPerUser is the leak test through replicas: six
+// users with different permissions crawl through replica A of a team
+// server whose shared store is in PostgreSQL; replica B, whose index
+// only follows the store (its own syncs, after A's, find nothing new),
+// must then answer each user exactly as that user's own index does,
+// over MCP and REST.
+func TestHTTPReplicasEqualPerUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls six users twice and runs hundreds of searches")
+	}
+	dsn := pgtest.Schema(t)
+	d := opgen.Generate(mixedGen)
+	_, base := optesting.Start(t, d, optest.Options{})
+	perUser := startModeServer(t, base, nil)
+	opts := &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}
+	a := startModeServerStore(t, base, opts, 0, dsn)
+	b := startModeServerStore(t, base, opts, 0, dsn)
+
+	own, viaB := map[string]*sdk.ClientSession{}, map[string]*sdk.ClientSession{}
+	for _, key := range mixedKeys {
+		own[key] = perUser.connect(t, key)
+		waitSynced(t.Context(), t, own[key])
+		waitSynced(t.Context(), t, a.connect(t, key))
+		viaB[key] = b.connect(t, key)
+	}
+	// B's index has applied everything A committed, and B's views are
+	// computed again, as after the next scheduled refresh.
+	for {
+		st, ok := b.mgr.Follow()
+		if !ok {
+			t.Fatal("replica b does not follow a shared store")
+		}
+		if !st.Building && st.Behind == 0 {
+			break
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := b.mgr.RefreshViews(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	queries := mixedQueries(d, 80)
+	for _, p := range d.Projects {
+		queries = append(queries, map[string]any{"query": "status", "projectId": p.Identifier})
+	}
+	for _, key := range mixedKeys {
+		t.Run(key, func(t *testing.T) {
+			differ, found := 0, 0
+			for i, args := range queries {
+				var mine, theirs map[string]any
+				errOwn := httpCall(t.Context(), own[key], "openproject_search", args, &mine)
+				errB := httpCall(t.Context(), viaB[key], "openproject_search", args, &theirs)
+				if errOwn != nil || errB != nil {
+					if fmt.Sprint(errOwn) != fmt.Sprint(errB) {
+						t.Fatalf("search %v: per-user says %v, replica b %v", args, errOwn, errB)
+					}
+					continue
+				}
+				if res, _ := mine["results"].([]any); len(res) > 0 {
+					found++
+				}
+				if x, y := comparable(t, theirs), comparable(t, mine); x != y {
+					differ++
+					if differ <= 3 {
+						t.Errorf("MCP %v:\nreplica b %.600s\nper-user  %.600s", args, x, y)
+					}
+				}
+				if i%4 == 0 {
+					if x, y := comparable(t, b.restSearch(t, key, args)), comparable(t, perUser.restSearch(t, key, args)); x != y {
+						differ++
+						if differ <= 3 {
+							t.Errorf("REST %v:\nreplica b %.600s\nper-user  %.600s", args, x, y)
+						}
+					}
+				}
+			}
+			if differ > 0 {
+				t.Errorf("%d answers differ", differ)
+			}
+			if found < len(queries)/3 {
+				t.Errorf("only %d of %d queries found anything: the test proves little", found, len(queries))
+			}
 		})
 	}
 }
