@@ -59,7 +59,7 @@ func startModeServerIdle(t *testing.T, base string, shared *sync.SharedOptions, 
 // startModeServerStore is startModeServerIdle with the shared store in
 // the PostgreSQL database storeURL ("": a file in the data dir): one
 // replica of a team server.
-func startModeServerStore(t *testing.T, base string, shared *sync.SharedOptions, idle time.Duration, storeURL string, verify ...bool) *modeServer {
+func startModeServerStore(t testing.TB, base string, shared *sync.SharedOptions, idle time.Duration, storeURL string, verify ...bool) *modeServer {
 	t.Helper()
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -116,7 +116,7 @@ func (s *modeServer) connect(t *testing.T, key string) *sdk.ClientSession {
 
 // restSearch calls openproject_search through the REST bridge and
 // returns its structured answer.
-func (s *modeServer) restSearch(t *testing.T, key string, args map[string]any) map[string]any {
+func (s *modeServer) restSearch(t testing.TB, key string, args map[string]any) map[string]any {
 	t.Helper()
 	body, _ := json.Marshal(args)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.ts.URL+"/api/tools/openproject_search", bytes.NewReader(body))
