@@ -130,29 +130,13 @@ func aliceProject(t *testing.T, d *optest.Dataset) int64 {
 // ids in order.
 func (r *replicaProc) search(t *testing.T, key, query string) []string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query})
-	req, _ := http.NewRequest(http.MethodPost, "http://"+r.addr+"/api/tools/openproject_search", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-OpenProject-Api-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Content []struct{ Text string } `json:"content"`
-		IsError bool                    `json:"isError"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || out.IsError || len(out.Content) == 0 {
-		t.Fatalf("search %q on %s: status %d, %v, %+v", query, r.addr, resp.StatusCode, err, out)
-	}
 	var res struct {
 		Results []struct {
 			Kind string `json:"kind"`
 			ID   int64  `json:"id"`
 		} `json:"results"`
 	}
-	if err := json.Unmarshal([]byte(out.Content[0].Text), &res); err != nil {
+	if err := json.Unmarshal([]byte(r.call(t, key, "openproject_search", map[string]any{"query": query})), &res); err != nil {
 		t.Fatal(err)
 	}
 	ids := make([]string, len(res.Results))

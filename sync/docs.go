@@ -74,6 +74,23 @@ func storedWorkPackageDocs(tx *store.ReadTx, wps []openproject.WorkPackage) (doc
 	return docs, stale, nil
 }
 
+// docsFromStore builds the documents of ids from the store's copies
+// (docFromStore); dels are the ids whose entities the store lacks.
+func docsFromStore(tx *store.ReadTx, ids []string) (docs []indexer.Document, dels []string, err error) {
+	for _, id := range ids {
+		doc, found, err := docFromStore(tx, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		if found {
+			docs = append(docs, doc)
+		} else {
+			dels = append(dels, id)
+		}
+	}
+	return docs, dels, nil
+}
+
 // docFromStore builds the document of doc id from the store's copy; found
 // is false when the entity is not stored (or the id is not a document id).
 func docFromStore(tx *store.ReadTx, docID string) (indexer.Document, bool, error) {
@@ -248,18 +265,8 @@ func recoverPending(ctx context.Context, st *store.Store, idx Index, log *slog.L
 	var docs []indexer.Document
 	var dels []string
 	err = st.View(ctx, func(tx *store.ReadTx) error {
-		for _, id := range ids {
-			doc, found, err := docFromStore(tx, id)
-			if err != nil {
-				return err
-			}
-			if found {
-				docs = append(docs, doc)
-			} else {
-				dels = append(dels, id)
-			}
-		}
-		return nil
+		docs, dels, err = docsFromStore(tx, ids)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("read pending entities: %w", err)

@@ -348,22 +348,15 @@ func (f *Follower) apply(ctx context.Context, changes []store.Change) error {
 			return err
 		}
 		docs, dels = append(docs, d...), append(dels, stale...)
+		var ids []string
 		for _, e := range others {
-			if !slices.Contains(indexer.Kinds(), e.k) {
-				continue
-			}
-			id := indexer.DocID(e.k, e.id)
-			doc, found, err := docFromStore(tx, id)
-			if err != nil {
-				return err
-			}
-			if found {
-				docs = append(docs, doc)
-			} else {
-				dels = append(dels, id)
+			if slices.Contains(indexer.Kinds(), e.k) {
+				ids = append(ids, indexer.DocID(e.k, e.id))
 			}
 		}
-		return nil
+		od, odels, err := docsFromStore(tx, ids)
+		docs, dels = append(docs, od...), append(dels, odels...)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("read changed entities: %w", err)
