@@ -443,14 +443,33 @@ func TestHTTPReplicasEqualPerUser(t *testing.T) {
 // It runs in -short mode too, so the race detector sees the shared
 // team server: two crawls, views refreshed every 100 ms under searches.
 func TestHTTPSharedRevocation(t *testing.T) {
+	testRevocation(t, func(base string, opts *sync.SharedOptions) (*modeServer, *modeServer) {
+		s := startModeServer(t, base, opts)
+		return s, s
+	})
+}
+
+// TestHTTPReplicasRevocation is TestHTTPSharedRevocation through two
+// replicas sharing a PostgreSQL store: bob and alice crawl through
+// replica A and search through replica B, whose index only follows the
+// store; bob's removal must show on B as on a single server.
+func TestHTTPReplicasRevocation(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	testRevocation(t, func(base string, opts *sync.SharedOptions) (*modeServer, *modeServer) {
+		return startModeServerStore(t, base, opts, 0, dsn), startModeServerStore(t, base, opts, 0, dsn)
+	})
+}
+
+// testRevocation runs the revocation test on the servers serve starts:
+// users sync through the first and search through the second.
+func testRevocation(t *testing.T, serve func(base string, opts *sync.SharedOptions) (crawl, search *modeServer)) {
 	d := opgen.Generate(mixedGen)
 	op, base := optesting.Start(t, d, optest.Options{})
-	shared := startModeServer(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: 100 * time.Millisecond})
+	crawl, shared := serve(base, &sync.SharedOptions{BaseURL: base, RefreshEvery: 100 * time.Millisecond})
 	private, subject := bobPrivate(t, d)
-	bob := shared.connect(t, optest.BobKey)
-	bobID := waitSynced(t.Context(), t, bob)
-	alice := shared.connect(t, optest.AliceKey)
-	waitSynced(t.Context(), t, alice)
+	bobID := waitSynced(t.Context(), t, crawl.connect(t, optest.BobKey))
+	waitSynced(t.Context(), t, crawl.connect(t, optest.AliceKey))
+	bob, alice := shared.connect(t, optest.BobKey), shared.connect(t, optest.AliceKey)
 
 	inPrivate := func(cs *sdk.ClientSession) int {
 		t.Helper()
@@ -462,8 +481,14 @@ func TestHTTPSharedRevocation(t *testing.T) {
 		}
 		return ans.Total
 	}
-	if inPrivate(bob) == 0 {
-		t.Fatalf("bob finds nothing of his private project searching %q", subject)
+	// A replica's index follows the crawl within milliseconds; a minute
+	// bounds a failure.
+	found := time.Now().Add(time.Minute)
+	for inPrivate(bob) == 0 {
+		if time.Now().After(found) {
+			t.Fatalf("bob finds nothing of his private project searching %q", subject)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if n := inPrivate(alice); n != 0 {
 		t.Fatalf("alice finds %d items of bob's private project", n)
