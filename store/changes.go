@@ -112,3 +112,58 @@ func changeKinds() map[string]kind.Kind {
 	}
 	return m
 }
+
+// purger is what an engine with a change feed adds to keep it small:
+// deletions are kept as tombstones until every replica has applied them.
+type purger interface {
+	reportApplied(ctx context.Context, replica string, gen uint64) error
+	purgedThrough(ctx context.Context) (uint64, error)
+	purgeTombstones(ctx context.Context, keep time.Duration) (int64, uint64, error)
+}
+
+// ReportApplied records that replica's index has applied every change
+// through generation gen (PurgeTombstones keeps what it has not). A
+// no-op on a store without a feed.
+func (s *Store) ReportApplied(ctx context.Context, replica string, gen uint64) error {
+	p, ok := s.eng.(purger)
+	if !ok {
+		return nil
+	}
+	if err := p.reportApplied(ctx, replica, gen); err != nil {
+		return fmt.Errorf("report applied generation: %w", err)
+	}
+	return nil
+}
+
+// PurgedThrough is the generation through which deletions may have left
+// the feed (PurgeTombstones): an index that applied less must be built
+// again from the store, as it cannot learn of those deletions. 0 on a
+// store without a feed.
+func (s *Store) PurgedThrough(ctx context.Context) (uint64, error) {
+	p, ok := s.eng.(purger)
+	if !ok {
+		return 0, nil
+	}
+	gen, err := p.purgedThrough(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read purged generation: %w", err)
+	}
+	return gen, nil
+}
+
+// PurgeTombstones removes the deletions that every replica which
+// reported within keep (ReportApplied) has applied, and returns how many
+// it removed and through which generation. A replica silent for longer
+// than keep is not waited for: it builds its index again when it comes
+// back (PurgedThrough).
+func (s *Store) PurgeTombstones(ctx context.Context, keep time.Duration) (removed int64, through uint64, err error) {
+	p, ok := s.eng.(purger)
+	if !ok {
+		return 0, 0, nil
+	}
+	removed, through, err = p.purgeTombstones(ctx, keep)
+	if err != nil {
+		return 0, 0, fmt.Errorf("purge tombstones: %w", err)
+	}
+	return removed, through, nil
+}

@@ -74,6 +74,14 @@ var pgMigrations = []string{
 		author bigint NOT NULL,
 		PRIMARY KEY (store, seq)
 	);`,
+	`CREATE TABLE opsearch_replicas (
+		store   text NOT NULL REFERENCES opsearch_stores (name) ON DELETE CASCADE,
+		replica text NOT NULL,
+		applied bigint NOT NULL,
+		seen_at timestamptz NOT NULL,
+		PRIMARY KEY (store, replica)
+	);
+	ALTER TABLE opsearch_stores ADD COLUMN purged_through bigint NOT NULL DEFAULT 0;`,
 }
 
 // PostgresOptions configures OpenPostgres.
@@ -688,4 +696,54 @@ func (t *pgTx) checkLease(name, holder string) (bool, error) {
 		return false, err
 	}
 	return n == 1, nil
+}
+
+var _ purger = (*pgEngine)(nil)
+
+func (e *pgEngine) reportApplied(ctx context.Context, replica string, gen uint64) error {
+	_, err := e.pool.Exec(ctx, `INSERT INTO opsearch_replicas (store, replica, applied, seen_at) VALUES ($1, $2, $3, clock_timestamp())
+		ON CONFLICT (store, replica) DO UPDATE SET applied = excluded.applied, seen_at = excluded.seen_at`, e.name, replica, int64(gen))
+	if err != nil {
+		return e.fail(err)
+	}
+	return nil
+}
+
+func (e *pgEngine) purgedThrough(ctx context.Context) (uint64, error) {
+	var n int64
+	if err := e.pool.QueryRow(ctx, `SELECT purged_through FROM opsearch_stores WHERE name = $1`, e.name).Scan(&n); err != nil {
+		return 0, e.fail(err)
+	}
+	return uint64(n), nil
+}
+
+// purgeTombstones deletes the tombstones every replica seen within keep
+// has applied, and records how far it went.
+func (e *pgEngine) purgeTombstones(ctx context.Context, keep time.Duration) (int64, uint64, error) {
+	var removed int64
+	var through uint64
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		var low *int64
+		if err := tx.QueryRow(ctx, `SELECT min(applied) FROM opsearch_replicas
+			WHERE store = $1 AND seen_at >= clock_timestamp() - $2 * interval '1 millisecond'`, e.name, keep.Milliseconds()).Scan(&low); err != nil {
+			return err
+		}
+		if low == nil || *low <= 0 {
+			return nil
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM opsearch_kv WHERE store = $1 AND value IS NULL AND seq <= $2`, e.name, *low)
+		if err != nil {
+			return err
+		}
+		removed = tag.RowsAffected()
+		if _, err := tx.Exec(ctx, `UPDATE opsearch_stores SET purged_through = greatest(purged_through, $2) WHERE name = $1`, e.name, *low); err != nil {
+			return err
+		}
+		through = uint64(*low)
+		return nil
+	})
+	if err != nil {
+		return 0, 0, e.fail(err)
+	}
+	return removed, through, nil
 }

@@ -330,3 +330,53 @@ func TestChangesNeedAFeed(t *testing.T) {
 		t.Errorf("WaitChange on a bbolt store = %v, want ErrNoChangeFeed", err)
 	}
 }
+
+// Tombstones go once every replica heard from recently has applied them;
+// a replica silent for longer is not waited for.
+func TestPostgresPurgeTombstones(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	name := pgtest.StoreName(t)
+	ctx := context.Background()
+	s := openPostgresTemp(t, dsn, name)
+	update(t, s, func(tx *WriteTx) error {
+		return errors.Join(tx.PutProject(sampleProject(1)), tx.PutProject(sampleProject(2)), tx.PutProject(sampleProject(3)))
+	})
+	update(t, s, func(tx *WriteTx) error { return tx.Delete(kind.Project, 1) })
+	g2, _ := s.Generation()
+	update(t, s, func(tx *WriteTx) error { return tx.Delete(kind.Project, 2) })
+	g3, _ := s.Generation()
+	if err := errors.Join(s.ReportApplied(ctx, "r1", g2), s.ReportApplied(ctx, "r2", g3)); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO opsearch_replicas (store, replica, applied, seen_at) VALUES ($1, 'gone', 0, now() - interval '30 days')`, name); err != nil {
+		t.Fatal(err)
+	}
+	n, through, err := s.PurgeTombstones(ctx, 7*24*time.Hour)
+	if err != nil || n != 1 || through != g2 {
+		t.Fatalf("PurgeTombstones = %d, %d, %v; want 1 through %d", n, through, err, g2)
+	}
+	if p, err := s.PurgedThrough(ctx); err != nil || p != g2 {
+		t.Errorf("PurgedThrough = %d, %v; want %d", p, err, g2)
+	}
+	changes, _, err := s.Changes(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deleted []int64
+	for _, c := range changes {
+		if c.Deleted {
+			deleted = append(deleted, c.ID)
+		}
+	}
+	if len(deleted) != 1 || deleted[0] != 2 {
+		t.Errorf("deletions left in the feed: %v, want only project 2's (r1 has not applied it)", deleted)
+	}
+	if n, _ := s.Count(kind.Project); n != 1 {
+		t.Errorf("%d projects stored, want 1", n)
+	}
+}

@@ -64,10 +64,26 @@ type Follower struct {
 	// found) and caught up; done and total count the build's documents.
 	ready       bool
 	done, total int
+
+	replica               string
+	lastReport, lastPurge time.Time
 }
+
+// Tombstone housekeeping: a follower reports its generation to the store
+// at most every reportEvery, and removes the deletions every replica
+// heard from within tombstoneKeep has applied at most every purgeEvery.
+const (
+	reportEvery   = 10 * time.Second
+	purgeEvery    = time.Hour
+	tombstoneKeep = 7 * 24 * time.Hour
+)
 
 // FollowerOptions configures a Follower.
 type FollowerOptions struct {
+	// Replica names this process among the store's replicas, for the
+	// store's record of how far each has applied (store.ReportApplied);
+	// empty reports nothing.
+	Replica string
 	// Poll is how often Run checks for changes without a notification;
 	// zero means DefaultFollowPoll.
 	Poll   time.Duration
@@ -89,7 +105,7 @@ type followState struct {
 func OpenFollower(st *store.Store, idx followIndex, dir string, opts FollowerOptions) (f *Follower, known bool, err error) {
 	f = &Follower{
 		st: st, idx: idx, path: filepath.Join(dir, FollowFileName),
-		log: opts.Logger, poll: opts.Poll, advanced: make(chan struct{}),
+		log: opts.Logger, poll: opts.Poll, advanced: make(chan struct{}), replica: opts.Replica,
 	}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
@@ -263,12 +279,39 @@ func (f *Follower) CatchUp(ctx context.Context) (int, error) {
 		if through <= from {
 			f.advance(from, nil)
 			f.settle(ctx, total)
+			f.housekeep(ctx)
 			return total, nil
 		}
 		f.advance(through, nil)
 		if len(changes) == 0 {
 			f.settle(ctx, total)
+			f.housekeep(ctx)
 			return total, nil
+		}
+	}
+}
+
+// housekeep reports how far this replica has applied and, now and then,
+// removes the tombstones every replica has applied. Failures only cost
+// room in the database, so they are logged, not returned.
+func (f *Follower) housekeep(ctx context.Context) {
+	if f.replica == "" {
+		return
+	}
+	now := time.Now()
+	if now.Sub(f.lastReport) >= reportEvery {
+		if err := f.st.ReportApplied(ctx, f.replica, f.Applied()); err != nil {
+			f.log.Debug("reporting the applied generation failed", "error", err)
+		} else {
+			f.lastReport = now
+		}
+	}
+	if now.Sub(f.lastPurge) >= purgeEvery {
+		f.lastPurge = now
+		if n, through, err := f.st.PurgeTombstones(ctx, tombstoneKeep); err != nil {
+			f.log.Warn("removing applied deletions from the store failed", "error", err)
+		} else if n > 0 {
+			f.log.Info("removed deletions every replica has applied", "tombstones", n, "through_generation", through)
 		}
 	}
 }

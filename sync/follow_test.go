@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -216,5 +217,53 @@ func TestFollowerDistrustsAnotherStoresFile(t *testing.T) {
 	defer b.Close()
 	if _, known, err := OpenFollower(b, a.idx, a.dir, FollowerOptions{}); err != nil || known {
 		t.Errorf("OpenFollower of another store over the same index: known=%v %v; want unknown", known, err)
+	}
+}
+
+// A replica whose index has not applied deletions that have since left
+// the feed builds its index again: following would keep them.
+func TestFollowerRebuildsPastPurgedDeletions(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	name := pgtest.StoreName(t)
+	ctx := context.Background()
+	writer, err := store.OpenPostgres(ctx, dsn, name, store.PostgresOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	if err := writer.Update(ctx, func(tx *store.WriteTx) error {
+		return errors.Join(tx.PutWorkPackage(followWP(1, "Retire the gannet relay")), tx.PutActivities(1, nil))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := openReplicaView(t, dsn, name)
+	f, _, err := OpenFollower(r.st, r.idx, r.dir, FollowerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &User{Store: r.st, Index: r.idx, Follower: f, log: slog.New(slog.DiscardHandler)}
+	if err := u.catchUp(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !hitIDs(t, r.idx, "gannet")["work_package:1"] {
+		t.Fatal("the built index lacks work package 1")
+	}
+	// While this replica is away, the work package is deleted and every
+	// other replica applies the deletion, so its tombstone goes.
+	if err := writer.Update(ctx, func(tx *store.WriteTx) error { return tx.Delete(kind.WorkPackage, 1) }); err != nil {
+		t.Fatal(err)
+	}
+	gen, _ := writer.Generation()
+	if err := writer.ReportApplied(ctx, "the-other-replica", gen); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := writer.PurgeTombstones(ctx, time.Hour); err != nil || n == 0 {
+		t.Fatalf("PurgeTombstones = %d, %v", n, err)
+	}
+	if err := u.catchUp(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if hitIDs(t, r.idx, "gannet")["work_package:1"] {
+		t.Error("a work package deleted while the replica was away is still found")
 	}
 }

@@ -41,19 +41,20 @@ func openReplica(ctx context.Context, dir, inst string, opts UserOptions) (*User
 		return nil, fmt.Errorf("open index: %w", err)
 	}
 	log = log.With("subsystem", "sync", "dir", dir, "store", st.Path())
-	f, known, err := OpenFollower(st, idx, dir, FollowerOptions{Logger: log})
+	host, _ := os.Hostname()
+	var tag [4]byte
+	_, _ = rand.Read(tag[:])
+	replica := fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(tag[:]))
+	f, known, err := OpenFollower(st, idx, dir, FollowerOptions{Logger: log, Replica: replica})
 	if err != nil {
 		_ = idx.Close()
 		_ = st.Close()
 		return nil, err
 	}
 	writeHolder(dir, opts.Holder, log)
-	host, _ := os.Hostname()
-	var tag [4]byte
-	_, _ = rand.Read(tag[:])
 	u := &User{
 		Store: st, Index: idx, Dir: dir, OwnDir: dir,
-		Follower: f, replica: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(tag[:])),
+		Follower: f, replica: replica,
 		log:    log,
 		cancel: func() {},
 		done:   make(chan struct{}),
@@ -72,9 +73,17 @@ func (u *User) catchUp(ctx context.Context, progress func(done, total int)) erro
 			progress(done, total)
 		}
 	}
-	if needs, why := u.Index.NeedsRebuild(); needs || !u.followKnown {
-		if !needs {
+	purged, err := u.Store.PurgedThrough(ctx)
+	if err != nil {
+		return err
+	}
+	if needs, why := u.Index.NeedsRebuild(); needs || !u.followKnown || u.Follower.Applied() < purged {
+		switch {
+		case needs:
+		case !u.followKnown:
 			why = "this replica's index has not followed the store yet"
+		default:
+			why = "deletions this replica had not applied have left the store's change feed"
 		}
 		gen, err := u.Follower.Start()
 		if err != nil {
