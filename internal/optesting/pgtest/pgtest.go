@@ -24,8 +24,18 @@ const Env = "OPSEARCH_TEST_POSTGRES"
 // Default is the database tried when Env is unset.
 const Default = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
-// DSN returns the test database's connection string, or skips t.
+// DSN returns a connection string for t alone: its tables live in a
+// schema of their own, dropped when t ends (Schema). So no test meets
+// another's rows, and a checkout whose schema version is older than
+// another's that ran on the same database is not refused by it. It skips
+// t when no database answers (see the package comment).
 func DSN(t testing.TB) string {
+	t.Helper()
+	return Schema(t)
+}
+
+// server returns the test database's own connection string, or skips t.
+func server(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv(Env)
 	if dsn == "" {
@@ -44,37 +54,18 @@ func DSN(t testing.TB) string {
 	return dsn
 }
 
-// StoreName returns a store name no other test uses; the store's rows
-// are dropped when t ends.
+// StoreName returns a store name no other test uses (the schema DSN
+// gives t drops it with the rest).
 func StoreName(t testing.TB) string {
 	t.Helper()
-	dsn := DSN(t)
-	name := "test/" + filepath.Base(t.Name()) + "/" + random()
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("drop test store: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		// The table is missing if the test failed before migrating.
-		var exists bool
-		if err := conn.QueryRow(ctx, `SELECT to_regclass('opsearch_stores') IS NOT NULL`).Scan(&exists); err != nil || !exists {
-			return
-		}
-		if _, err := conn.Exec(ctx, `DELETE FROM opsearch_stores WHERE name = $1`, name); err != nil {
-			t.Errorf("drop test store: %v", err)
-		}
-	})
-	return name
+	return "test/" + filepath.Base(t.Name()) + "/" + random()
 }
 
 // Schema returns a connection string whose tables live in a new, empty
 // schema, dropped when t ends: the database as a new deployment finds it.
 func Schema(t testing.TB) string {
 	t.Helper()
-	dsn := DSN(t)
+	dsn := server(t)
 	schema := "opsearch_test_" + random()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
