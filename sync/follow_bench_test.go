@@ -23,11 +23,7 @@ func BenchmarkFollowLag(b *testing.B) {
 	dsn := pgtest.DSN(b)
 	name := pgtest.StoreName(b)
 	ctx := context.Background()
-	writer, err := store.OpenPostgres(ctx, dsn, name, store.PostgresOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer writer.Close()
+	writer := pgStore(b, dsn, name)
 	r := openReplicaView(b, dsn, name)
 	f, _, err := OpenFollower(r.st, r.idx, r.dir, FollowerOptions{Poll: time.Hour})
 	if err != nil {

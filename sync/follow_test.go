@@ -74,11 +74,7 @@ func TestFollowerAppliesAnotherProcesssWrites(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	name := pgtest.StoreName(t)
 	ctx := context.Background()
-	writer, err := store.OpenPostgres(ctx, dsn, name, store.PostgresOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer writer.Close()
+	writer := pgStore(t, dsn, name)
 	if err := writer.SetIdentity(store.Identity{BaseURL: "http://op.example", Shared: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -226,11 +222,7 @@ func TestFollowerRebuildsPastPurgedDeletions(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	name := pgtest.StoreName(t)
 	ctx := context.Background()
-	writer, err := store.OpenPostgres(ctx, dsn, name, store.PostgresOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer writer.Close()
+	writer := pgStore(t, dsn, name)
 	if err := writer.Update(ctx, func(tx *store.WriteTx) error {
 		return errors.Join(tx.PutWorkPackage(followWP(1, "Retire the gannet relay")), tx.PutActivities(1, nil))
 	}); err != nil {

@@ -44,7 +44,7 @@ func newGate(free int32) *gate {
 	return &gate{free: free, held: make(chan struct{}), open: make(chan struct{})}
 }
 
-func pgStore(t *testing.T, dsn, name string) *store.Store {
+func pgStore(t testing.TB, dsn, name string) *store.Store {
 	t.Helper()
 	st, err := store.OpenPostgres(context.Background(), dsn, name, store.PostgresOptions{})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -32,13 +31,10 @@ func openReplica(ctx context.Context, dir, inst string, opts UserOptions) (*User
 	if err != nil {
 		return nil, err
 	}
-	idx, err := indexer.Open(filepath.Join(dir, IndexDirName), indexer.Options{LockTimeout: opts.LockTimeout, Thesaurus: opts.Thesaurus})
+	idx, err := openIndex(dir, opts)
 	if err != nil {
 		_ = st.Close()
-		if errors.Is(err, indexer.ErrLocked) {
-			return nil, &LockedError{Dir: dir, Holder: readHolder(dir), Err: err}
-		}
-		return nil, fmt.Errorf("open index: %w", err)
+		return nil, err
 	}
 	log = log.With("subsystem", "sync", "dir", dir, "store", st.Path())
 	host, _ := os.Hostname()

@@ -501,13 +501,10 @@ func openDir(dir string, opts UserOptions, setAside bool) (*User, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	idx, err := indexer.Open(filepath.Join(dir, IndexDirName), indexer.Options{LockTimeout: opts.LockTimeout, Thesaurus: opts.Thesaurus})
+	idx, err := openIndex(dir, opts)
 	if err != nil {
 		_ = st.Close()
-		if errors.Is(err, indexer.ErrLocked) {
-			return nil, &LockedError{Dir: dir, Holder: readHolder(dir), Err: err}
-		}
-		return nil, fmt.Errorf("open index: %w", err)
+		return nil, err
 	}
 	writeHolder(dir, opts.Holder, log)
 	return &User{
@@ -516,6 +513,19 @@ func openDir(dir string, opts UserOptions, setAside bool) (*User, error) {
 		cancel: func() {},
 		done:   make(chan struct{}),
 	}, nil
+}
+
+// openIndex opens the index in user directory dir; another process
+// holding it is a *LockedError naming that process.
+func openIndex(dir string, opts UserOptions) (*indexer.Bleve, error) {
+	idx, err := indexer.Open(filepath.Join(dir, IndexDirName), indexer.Options{LockTimeout: opts.LockTimeout, Thesaurus: opts.Thesaurus})
+	if errors.Is(err, indexer.ErrLocked) {
+		return nil, &LockedError{Dir: dir, Holder: readHolder(dir), Err: err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open index: %w", err)
+	}
+	return idx, nil
 }
 
 // setAsideDamaged renames dir's damaged store file to
