@@ -12,6 +12,7 @@ import (
 
 	"github.com/opsearch/opsearch/access"
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
 )
@@ -51,10 +52,12 @@ type sharedInstance struct {
 	user *User
 	held *access.HoldingsCache
 
-	// crawled is the outcome of the crawl account's last sync.
+	// crawled is the outcome of the crawl account's last sync here;
+	// crawler is the account's user id, once known.
 	crawlMu  gosync.Mutex
 	crawled  *Report
 	crawlErr error
+	crawler  int64
 
 	mu       gosync.Mutex
 	trackers map[*access.Tracker]struct{}
@@ -356,6 +359,9 @@ func (m *Manager[A]) crawler() (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ask who the crawl key belongs to: %w", err)
 	}
+	m.shared.crawlMu.Lock()
+	m.shared.crawler = me.ID
+	m.shared.crawlMu.Unlock()
 	var reads func(int64) (bool, bool)
 	if me.Admin {
 		// An administrator holds every permission.
@@ -372,17 +378,55 @@ func (m *Manager[A]) SharedIndex() bool { return m.shared != nil }
 
 // CrawlReport is the outcome of the crawl account's last sync
 // (SharedOptions.CrawlKey): its report and error; ok is false before the
-// first ended.
+// first ended. Among replicas the sync runs wherever the lease is, so a
+// replica that did not run the latest one reads its outcome from the
+// sync states it left in the store.
 func (m *Manager[A]) CrawlReport() (last CrawlOutcome, ok bool) {
 	if m.shared == nil {
 		return CrawlOutcome{}, false
 	}
 	m.shared.crawlMu.Lock()
-	defer m.shared.crawlMu.Unlock()
-	if m.shared.crawled == nil {
-		return CrawlOutcome{}, false
+	crawled, crawlErr, owner := m.shared.crawled, m.shared.crawlErr, m.shared.crawler
+	m.shared.crawlMu.Unlock()
+	if crawled != nil {
+		last, ok = CrawlOutcome{Report: *crawled, Err: crawlErr}, true
 	}
-	return CrawlOutcome{Report: *m.shared.crawled, Err: m.shared.crawlErr}, true
+	if m.shared.user.Follower == nil || owner == 0 {
+		return last, ok
+	}
+	stored, found := storedOutcome(m.shared.user.Store, owner)
+	if found && (!ok || stored.Report.Started.After(last.Report.Started)) {
+		return stored, true
+	}
+	return last, ok
+}
+
+// storedOutcome is owner's last sync as its sync states in st tell it:
+// each kind's last finished run, from the earliest start to the latest
+// end, failed if any of them failed. found is false until every kind
+// Sync runs has finished once, which happens when the first sync ends.
+func storedOutcome(st *store.Store, owner int64) (out CrawlOutcome, found bool) {
+	var end time.Time
+	for _, k := range []kind.Kind{kind.Project, kind.WorkPackage, kind.WikiPage, kind.Meeting} {
+		s, err := st.SyncStateOf(owner, k)
+		if err != nil || s.LastFinished.IsZero() {
+			return CrawlOutcome{}, false
+		}
+		if start := s.LastStarted; !start.After(s.LastFinished) && (out.Report.Started.IsZero() || start.Before(out.Report.Started)) {
+			out.Report.Started = start
+		}
+		if s.LastFinished.After(end) {
+			end = s.LastFinished
+		}
+		if s.LastError != "" && out.Err == nil {
+			out.Err = fmt.Errorf("sync %s: %s", k, s.LastError)
+		}
+	}
+	if out.Report.Started.IsZero() {
+		out.Report.Started = end
+	}
+	out.Report.Duration = end.Sub(out.Report.Started)
+	return out, true
 }
 
 // CrawlOutcome is one sync of the crawl account.
