@@ -100,7 +100,64 @@ func startModeServerStore(t testing.TB, base string, shared *sync.SharedOptions,
 			}
 		}
 	})
+	waitBuilt(t, mgr)
 	return s
+}
+
+// teamMode is one way to run a team server with a shared index.
+type teamMode struct {
+	name string
+	// serve starts it: users sync through crawl and search through
+	// search, the same server when there is one.
+	serve func(t *testing.T, base string, opts *sync.SharedOptions, idle time.Duration, verify bool) (crawl, search *modeServer)
+}
+
+// teamModes are the shared index's two deployments, for the leak tests
+// to run through both: one process with its store in a file, and two
+// replicas sharing a PostgreSQL store (skipped without PostgreSQL),
+// users crawling through replica A and searching through replica B,
+// whose index only follows the store.
+func teamModes() []teamMode {
+	return []teamMode{
+		{"single", func(t *testing.T, base string, opts *sync.SharedOptions, idle time.Duration, verify bool) (*modeServer, *modeServer) {
+			s := startModeServerStore(t, base, opts, idle, "", verify)
+			return s, s
+		}},
+		{"replicas", func(t *testing.T, base string, opts *sync.SharedOptions, idle time.Duration, verify bool) (*modeServer, *modeServer) {
+			dsn := pgtest.Schema(t)
+			return startModeServerStore(t, base, opts, idle, dsn, verify), startModeServerStore(t, base, opts, idle, dsn, verify)
+		}},
+	}
+}
+
+// syncThrough waits for key's first sync through crawl, then for search
+// to hold what it committed, and returns key's session with search
+// (synced there too) and the user id search reports.
+func syncThrough(t *testing.T, crawl, search *modeServer, key string) (*sdk.ClientSession, int64) {
+	t.Helper()
+	if crawl != search {
+		waitSynced(t.Context(), t, crawl.connect(t, key))
+		search.caughtUp(t)
+	}
+	cs := search.connect(t, key)
+	return cs, waitSynced(t.Context(), t, cs)
+}
+
+// caughtUp waits until a replica's index has applied everything in its
+// store; it returns at once for a server that does not follow one.
+func (s *modeServer) caughtUp(t *testing.T) {
+	t.Helper()
+	for {
+		st, ok := s.mgr.Follow()
+		if !ok || !st.Building && st.Behind == 0 {
+			return
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal(t.Context().Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func (s *modeServer) connect(t *testing.T, key string) *sdk.ClientSession {
@@ -226,7 +283,9 @@ func comparable(t *testing.T, ans map[string]any) string {
 // user; for a few hundred queries each, over MCP and REST, the shared
 // server answers exactly what the per-user one does (results, order,
 // totals, snippets, matched comments and agenda items), names the user
-// whose view answered, and says how current that view is.
+// whose view answered, and says how current that view is. Through
+// replicas, users crawl through replica A and search through replica B,
+// whose index only follows the store.
 func TestHTTPSharedIndexEqualsPerUser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls six users twice and runs thousands of searches")
@@ -234,238 +293,152 @@ func TestHTTPSharedIndexEqualsPerUser(t *testing.T) {
 	d := opgen.Generate(mixedGen)
 	_, base := optesting.Start(t, d, optest.Options{})
 	perUser := startModeServer(t, base, nil)
-	shared := startModeServer(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour})
-
-	type session struct{ own, shared *sdk.ClientSession }
-	sessions := map[string]session{}
-	ids := map[string]int64{}
+	own, ids := map[string]*sdk.ClientSession{}, map[string]int64{}
 	for _, key := range mixedKeys {
-		s := session{own: perUser.connect(t, key), shared: shared.connect(t, key)}
-		ids[key] = waitSynced(t.Context(), t, s.own)
-		if got := waitSynced(t.Context(), t, s.shared); got != ids[key] {
-			t.Fatalf("%s: the shared server says user %d, the per-user one %d", key, got, ids[key])
-		}
-		sessions[key] = s
+		own[key] = perUser.connect(t, key)
+		ids[key] = waitSynced(t.Context(), t, own[key])
 	}
 	queries := mixedQueries(d, 200)
-	// Each user's view was computed after their own crawl, and later
-	// crawls only hid what entered a project they see: until the next
-	// refresh a shared answer may hold less than the per-user one, never
-	// more.
-	for _, key := range mixedKeys {
-		s := sessions[key]
-		for _, args := range queries[:60] {
-			wide := map[string]any{"query": args["query"], "pageSize": 100}
-			var own, ours struct {
-				Total   int `json:"total"`
-				Results []struct {
-					Kind string `json:"kind"`
-					ID   int64  `json:"id"`
-				} `json:"results"`
-			}
-			if err := httpCall(t.Context(), s.own, "openproject_search", wide, &own); err != nil {
-				t.Fatal(err)
-			}
-			if err := httpCall(t.Context(), s.shared, "openproject_search", wide, &ours); err != nil {
-				t.Fatal(err)
-			}
-			if own.Total > 100 {
-				continue
-			}
-			mine := map[string]bool{}
-			for _, r := range own.Results {
-				mine[r.Kind+fmt.Sprint(r.ID)] = true
-			}
-			for _, r := range ours.Results {
-				if !mine[r.Kind+fmt.Sprint(r.ID)] {
-					t.Fatalf("%s, before the views' refresh, searching %q: the shared server shows %s %d, which the user's own index lacks", key, args["query"], r.Kind, r.ID)
-				}
-			}
-		}
-	}
-	// Computed again now, every view sees the shared store as it ends up.
-	if err := shared.mgr.RefreshViews(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-
 	// Projects by identifier, the user's and others': an identifier the
 	// user may not see resolves as unknown, as in their own index, not
 	// to a silent empty answer that would tell the project exists.
 	for _, p := range d.Projects {
 		queries = append(queries, map[string]any{"query": "status", "projectId": p.Identifier})
 	}
-	for _, key := range mixedKeys {
-		t.Run(key, func(t *testing.T) {
-			s := sessions[key]
-			differ, found := 0, 0
-			for i, args := range queries {
-				var own, ours map[string]any
-				errOwn := httpCall(t.Context(), s.own, "openproject_search", args, &own)
-				errOurs := httpCall(t.Context(), s.shared, "openproject_search", args, &ours)
-				if errOwn != nil || errOurs != nil {
-					if fmt.Sprint(errOwn) != fmt.Sprint(errOurs) {
-						t.Fatalf("search %v: per-user says %v, shared %v", args, errOwn, errOurs)
+	for _, mode := range teamModes() {
+		t.Run(mode.name, func(t *testing.T) {
+			crawl, shared := mode.serve(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}, 0, false)
+			sessions := map[string]*sdk.ClientSession{}
+			for _, key := range mixedKeys {
+				cs, got := syncThrough(t, crawl, shared, key)
+				if got != ids[key] {
+					t.Fatalf("%s: the shared server says user %d, the per-user one %d", key, got, ids[key])
+				}
+				sessions[key] = cs
+			}
+			shared.caughtUp(t)
+			// Each user's view was computed after their own crawl, and
+			// later crawls only hid what entered a project they see:
+			// until the next refresh a shared answer may hold less than
+			// the per-user one, never more.
+			for _, key := range mixedKeys {
+				for _, args := range queries[:60] {
+					wide := map[string]any{"query": args["query"], "pageSize": 100}
+					var mine, ours struct {
+						Total   int `json:"total"`
+						Results []struct {
+							Kind string `json:"kind"`
+							ID   int64  `json:"id"`
+						} `json:"results"`
 					}
-					continue
-				}
-				if res, _ := own["results"].([]any); len(res) > 0 {
-					found++
-				}
-				a, b := comparable(t, ours), comparable(t, own)
-				if a != b {
-					differ++
-					if differ <= 3 {
-						t.Errorf("MCP %v:\nshared   %.600s\nper-user %.600s", args, a, b)
+					if err := httpCall(t.Context(), own[key], "openproject_search", wide, &mine); err != nil {
+						t.Fatal(err)
 					}
-				}
-				idx, _ := ours["index"].(map[string]any)
-				user, _ := idx["user"].(map[string]any)
-				if id, _ := user["id"].(float64); int64(id) != ids[key] {
-					t.Fatalf("the shared answer names user %v, want %d", idx["user"], ids[key])
-				}
-				if _, ok := idx["permissions"].(map[string]any); !ok {
-					t.Fatalf("the shared answer does not say how current the user's permissions are: %v", idx)
-				}
-				if i%4 == 0 {
-					if a, b := comparable(t, shared.restSearch(t, key, args)), comparable(t, perUser.restSearch(t, key, args)); a != b {
-						differ++
-						if differ <= 3 {
-							t.Errorf("REST %v:\nshared   %.600s\nper-user %.600s", args, a, b)
+					if err := httpCall(t.Context(), sessions[key], "openproject_search", wide, &ours); err != nil {
+						t.Fatal(err)
+					}
+					if mine.Total > 100 {
+						continue
+					}
+					held := map[string]bool{}
+					for _, r := range mine.Results {
+						held[r.Kind+fmt.Sprint(r.ID)] = true
+					}
+					for _, r := range ours.Results {
+						if !held[r.Kind+fmt.Sprint(r.ID)] {
+							t.Fatalf("%s, before the views' refresh, searching %q: the shared server shows %s %d, which the user's own index lacks", key, args["query"], r.Kind, r.ID)
 						}
 					}
 				}
 			}
-			if differ > 0 {
-				t.Errorf("%d answers differ", differ)
+			// Computed again now, every view sees the shared store as it
+			// ends up.
+			if err := shared.mgr.RefreshViews(t.Context()); err != nil {
+				t.Fatal(err)
 			}
-			if found < len(queries)/3 {
-				t.Errorf("only %d of %d queries found anything: the test proves little", found, len(queries))
+			for _, key := range mixedKeys {
+				t.Run(key, func(t *testing.T) {
+					compareAnswers(t, queries, ids[key], own[key], sessions[key],
+						func(args map[string]any) (string, string) {
+							return comparable(t, shared.restSearch(t, key, args)), comparable(t, perUser.restSearch(t, key, args))
+						})
+				})
 			}
-			t.Logf("%d queries (%d with results), every fourth over REST too", len(queries), found)
 		})
 	}
 }
 
-// TestHTTPReplicasEqualPerUser is the leak test through replicas: six
-// users with different permissions crawl through replica A of a team
-// server whose shared store is in PostgreSQL; replica B, whose index
-// only follows the store (its own syncs, after A's, find nothing new),
-// must then answer each user exactly as that user's own index does,
-// over MCP and REST.
-func TestHTTPReplicasEqualPerUser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crawls six users twice and runs hundreds of searches")
-	}
-	dsn := pgtest.Schema(t)
-	d := opgen.Generate(mixedGen)
-	_, base := optesting.Start(t, d, optest.Options{})
-	perUser := startModeServer(t, base, nil)
-	opts := &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}
-	a := startModeServerStore(t, base, opts, 0, dsn)
-	b := startModeServerStore(t, base, opts, 0, dsn)
-
-	own, viaB := map[string]*sdk.ClientSession{}, map[string]*sdk.ClientSession{}
-	for _, key := range mixedKeys {
-		own[key] = perUser.connect(t, key)
-		waitSynced(t.Context(), t, own[key])
-		waitSynced(t.Context(), t, a.connect(t, key))
-		viaB[key] = b.connect(t, key)
-	}
-	// B's index has applied everything A committed, and B's views are
-	// computed again, as after the next scheduled refresh.
-	for {
-		st, ok := b.mgr.Follow()
-		if !ok {
-			t.Fatal("replica b does not follow a shared store")
+// compareAnswers runs queries through a user's own index (own) and the
+// shared one (shared, answering as user), over MCP and, for every
+// fourth, REST (rest returns the shared and the per-user answer), and
+// fails for every answer that differs, and when too few find anything
+// for the comparison to mean much.
+func compareAnswers(t *testing.T, queries []map[string]any, user int64, own, shared *sdk.ClientSession, rest func(map[string]any) (string, string)) {
+	t.Helper()
+	differ, found := 0, 0
+	for i, args := range queries {
+		var mine, ours map[string]any
+		errOwn := httpCall(t.Context(), own, "openproject_search", args, &mine)
+		errOurs := httpCall(t.Context(), shared, "openproject_search", args, &ours)
+		if errOwn != nil || errOurs != nil {
+			if fmt.Sprint(errOwn) != fmt.Sprint(errOurs) {
+				t.Fatalf("search %v: per-user says %v, shared %v", args, errOwn, errOurs)
+			}
+			continue
 		}
-		if !st.Building && st.Behind == 0 {
-			break
+		if res, _ := mine["results"].([]any); len(res) > 0 {
+			found++
 		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		case <-time.After(50 * time.Millisecond):
+		if a, b := comparable(t, ours), comparable(t, mine); a != b {
+			differ++
+			if differ <= 3 {
+				t.Errorf("MCP %v:\nshared   %.600s\nper-user %.600s", args, a, b)
+			}
 		}
-	}
-	if err := b.mgr.RefreshViews(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	queries := mixedQueries(d, 80)
-	for _, p := range d.Projects {
-		queries = append(queries, map[string]any{"query": "status", "projectId": p.Identifier})
-	}
-	for _, key := range mixedKeys {
-		t.Run(key, func(t *testing.T) {
-			differ, found := 0, 0
-			for i, args := range queries {
-				var mine, theirs map[string]any
-				errOwn := httpCall(t.Context(), own[key], "openproject_search", args, &mine)
-				errB := httpCall(t.Context(), viaB[key], "openproject_search", args, &theirs)
-				if errOwn != nil || errB != nil {
-					if fmt.Sprint(errOwn) != fmt.Sprint(errB) {
-						t.Fatalf("search %v: per-user says %v, replica b %v", args, errOwn, errB)
-					}
-					continue
-				}
-				if res, _ := mine["results"].([]any); len(res) > 0 {
-					found++
-				}
-				if x, y := comparable(t, theirs), comparable(t, mine); x != y {
-					differ++
-					if differ <= 3 {
-						t.Errorf("MCP %v:\nreplica b %.600s\nper-user  %.600s", args, x, y)
-					}
-				}
-				if i%4 == 0 {
-					if x, y := comparable(t, b.restSearch(t, key, args)), comparable(t, perUser.restSearch(t, key, args)); x != y {
-						differ++
-						if differ <= 3 {
-							t.Errorf("REST %v:\nreplica b %.600s\nper-user  %.600s", args, x, y)
-						}
-					}
+		idx, _ := ours["index"].(map[string]any)
+		who, _ := idx["user"].(map[string]any)
+		if id, _ := who["id"].(float64); int64(id) != user {
+			t.Fatalf("the shared answer names user %v, want %d", idx["user"], user)
+		}
+		if _, ok := idx["permissions"].(map[string]any); !ok {
+			t.Fatalf("the shared answer does not say how current the user's permissions are: %v", idx)
+		}
+		if i%4 == 0 {
+			if a, b := rest(args); a != b {
+				differ++
+				if differ <= 3 {
+					t.Errorf("REST %v:\nshared   %.600s\nper-user %.600s", args, a, b)
 				}
 			}
-			if differ > 0 {
-				t.Errorf("%d answers differ", differ)
-			}
-			if found < len(queries)/3 {
-				t.Errorf("only %d of %d queries found anything: the test proves little", found, len(queries))
-			}
-		})
+		}
 	}
+	if differ > 0 {
+		t.Errorf("%d answers differ", differ)
+	}
+	if found < len(queries)/3 {
+		t.Errorf("only %d of %d queries found anything: the test proves little", found, len(queries))
+	}
+	t.Logf("%d queries (%d with results), every fourth over REST too", len(queries), found)
 }
 
 // TestHTTPSharedRevocation removes bob from his private project in
 // OpenProject while he uses a shared team server: after the next
 // scheduled refresh of his view, no search of his finds anything of that
-// project, while alice's searches are unchanged.
+// project, while alice's searches are unchanged. Through replicas, bob
+// and alice crawl through replica A and search through replica B.
 //
 // It runs in -short mode too, so the race detector sees the shared
 // team server: two crawls, views refreshed every 100 ms under searches.
 func TestHTTPSharedRevocation(t *testing.T) {
-	testRevocation(t, func(base string, opts *sync.SharedOptions) (*modeServer, *modeServer) {
-		s := startModeServer(t, base, opts)
-		return s, s
-	})
+	for _, mode := range teamModes() {
+		t.Run(mode.name, func(t *testing.T) { testRevocation(t, mode) })
+	}
 }
 
-// TestHTTPReplicasRevocation is TestHTTPSharedRevocation through two
-// replicas sharing a PostgreSQL store: bob and alice crawl through
-// replica A and search through replica B, whose index only follows the
-// store; bob's removal must show on B as on a single server.
-func TestHTTPReplicasRevocation(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	testRevocation(t, func(base string, opts *sync.SharedOptions) (*modeServer, *modeServer) {
-		return startModeServerStore(t, base, opts, 0, dsn), startModeServerStore(t, base, opts, 0, dsn)
-	})
-}
-
-// testRevocation runs the revocation test on the servers serve starts:
-// users sync through the first and search through the second.
-func testRevocation(t *testing.T, serve func(base string, opts *sync.SharedOptions) (crawl, search *modeServer)) {
+func testRevocation(t *testing.T, mode teamMode) {
 	d := opgen.Generate(mixedGen)
 	op, base := optesting.Start(t, d, optest.Options{})
-	crawl, shared := serve(base, &sync.SharedOptions{BaseURL: base, RefreshEvery: 100 * time.Millisecond})
+	crawl, shared := mode.serve(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: 100 * time.Millisecond}, 0, false)
 	private, subject := bobPrivate(t, d)
 	bobID := waitSynced(t.Context(), t, crawl.connect(t, optest.BobKey))
 	waitSynced(t.Context(), t, crawl.connect(t, optest.AliceKey))
@@ -518,58 +491,78 @@ func testRevocation(t *testing.T, serve func(base string, opts *sync.SharedOptio
 	}
 }
 
-// TestHTTPVerifyResults removes bob from his private project while three
-// servers serve him: a shared one that checks results with OpenProject
-// (--verify-results) stops showing the project at once, by computing his
-// view again; a per-user one that checks withholds the results its index
-// still holds and says so; a shared one that does not check still shows
-// them until its next refresh, which is what the check is for.
+// TestHTTPVerifyResults removes bob from his private project while
+// servers serve him: one that checks results with OpenProject
+// (--verify-results) and keeps an index per user withholds the results
+// its index still holds and says so; a shared one that checks stops
+// showing the project at once, by computing his view again; a shared one
+// that does not check still shows them until its next refresh, which is
+// what the check is for. The shared servers run in both deployments
+// (teamModes).
 func TestHTTPVerifyResults(t *testing.T) {
 	if testing.Short() {
-		t.Skip("crawls bob three times")
+		t.Skip("crawls bob five times")
 	}
-	d := opgen.Generate(mixedGen)
-	op, base := optesting.Start(t, d, optest.Options{})
-	hour := func() *sync.SharedOptions { return &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour} }
-	verified := startModeServer(t, base, hour(), true)
-	perUser := startModeServer(t, base, nil, true)
-	unchecked := startModeServer(t, base, hour())
-	private, subject := bobPrivate(t, d)
 	type answer struct {
 		Total   int    `json:"total"`
 		Note    string `json:"note"`
 		Results []any  `json:"results"`
 	}
-	search := func(cs *sdk.ClientSession) answer {
-		t.Helper()
-		var a answer
-		if err := httpCall(t.Context(), cs, "openproject_search", map[string]any{"query": subject, "projectId": private}, &a); err != nil {
-			t.Fatal(err)
+	// setup starts the fake, and returns bob's search in his private
+	// project and the removal of his membership.
+	setup := func(t *testing.T) (string, func(*sdk.ClientSession) answer, func(int64)) {
+		d := opgen.Generate(mixedGen)
+		op, base := optesting.Start(t, d, optest.Options{})
+		private, subject := bobPrivate(t, d)
+		search := func(cs *sdk.ClientSession) answer {
+			t.Helper()
+			var a answer
+			if err := httpCall(t.Context(), cs, "openproject_search", map[string]any{"query": subject, "projectId": private}, &a); err != nil {
+				t.Fatal(err)
+			}
+			return a
 		}
-		return a
+		remove := func(bob int64) {
+			if err := op.SetMembership(private, bob, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return base, search, remove
 	}
-	var bobID int64
-	sessions := map[string]*sdk.ClientSession{}
-	for name, s := range map[string]*modeServer{"verified": verified, "perUser": perUser, "unchecked": unchecked} {
-		cs := s.connect(t, optest.BobKey)
-		bobID = waitSynced(t.Context(), t, cs)
+	t.Run("per-user", func(t *testing.T) {
+		base, search, remove := setup(t)
+		s := startModeServer(t, base, nil, true)
+		cs, bob := syncThrough(t, s, s, optest.BobKey)
 		if a := search(cs); a.Total == 0 {
-			t.Fatalf("%s: bob finds nothing of his private project searching %q", name, subject)
+			t.Fatal("bob finds nothing of his private project")
 		}
-		sessions[name] = cs
-	}
-	if err := op.SetMembership(private, bobID, nil); err != nil {
-		t.Fatal(err)
-	}
-	if a := search(sessions["verified"]); a.Total != 0 || len(a.Results) != 0 {
-		t.Errorf("verified shared server: bob still finds %d items of the project he was removed from", a.Total)
-	}
-	a := search(sessions["perUser"])
-	if len(a.Results) != 0 || !strings.Contains(a.Note, "withheld: OpenProject no longer shows them to you") {
-		t.Errorf("verified per-user server: %d results, note %q; want none, and a note saying they were withheld", len(a.Results), a.Note)
-	}
-	if a := search(sessions["unchecked"]); a.Total == 0 {
-		t.Error("the unchecked shared server no longer shows the project before its refresh: the test shows nothing about checking")
+		remove(bob)
+		a := search(cs)
+		if len(a.Results) != 0 || !strings.Contains(a.Note, "withheld: OpenProject no longer shows them to you") {
+			t.Errorf("%d results, note %q; want none, and a note saying they were withheld", len(a.Results), a.Note)
+		}
+	})
+	for _, mode := range teamModes() {
+		t.Run(mode.name, func(t *testing.T) {
+			base, search, remove := setup(t)
+			hour := func() *sync.SharedOptions { return &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour} }
+			crawl, served := mode.serve(t, base, hour(), 0, true)
+			verified, bob := syncThrough(t, crawl, served, optest.BobKey)
+			crawl, served = mode.serve(t, base, hour(), 0, false)
+			unchecked, _ := syncThrough(t, crawl, served, optest.BobKey)
+			for _, cs := range []*sdk.ClientSession{verified, unchecked} {
+				if a := search(cs); a.Total == 0 {
+					t.Fatal("bob finds nothing of his private project")
+				}
+			}
+			remove(bob)
+			if a := search(verified); a.Total != 0 || len(a.Results) != 0 {
+				t.Errorf("verified: bob still finds %d items of the project he was removed from", a.Total)
+			}
+			if a := search(unchecked); a.Total == 0 {
+				t.Error("the unchecked shared server no longer shows the project before its refresh: the test shows nothing about checking")
+			}
+		})
 	}
 }
 
@@ -607,97 +600,117 @@ func TestHTTPSharedIdleStopAndReturn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls two users")
 	}
-	d := opgen.Generate(mixedGen)
-	op, base := optesting.Start(t, d, optest.Options{})
-	s := startModeServerIdle(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}, 200*time.Millisecond)
-	search := func(key string) string {
-		t.Helper()
-		cs := s.connect(t, key)
-		waitSynced(t.Context(), t, cs)
-		var ans map[string]any
-		if err := httpCall(t.Context(), cs, "openproject_search", map[string]any{"query": d.WorkPackages[3].Subject}, &ans); err != nil {
-			t.Fatal(err)
-		}
-		_ = cs.Close()
-		return comparable(t, ans)
-	}
-	first := search(optest.AliceKey)
-	bob := search(optest.BobKey)
-	s.waitIdle(t)
-	before := op.RequestCount("GET /api/v3/work_packages/")
-	if again := search(optest.AliceKey); again != first {
-		t.Errorf("alice's answer changed after she returned:\nbefore %.300s\nafter  %.300s", first, again)
-	}
-	if again := search(optest.BobKey); again != bob {
-		t.Errorf("bob's answer changed after he returned")
-	}
-	if n := op.RequestCount("GET /api/v3/work_packages/") - before; n > 50 {
-		t.Errorf("returning users fetched %d work package activities: their crawl started over", n)
+	for _, mode := range teamModes() {
+		t.Run(mode.name, func(t *testing.T) {
+			d := opgen.Generate(mixedGen)
+			op, base := optesting.Start(t, d, optest.Options{})
+			crawl, s := mode.serve(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}, 200*time.Millisecond, false)
+			search := func(key string) string {
+				t.Helper()
+				cs := s.connect(t, key)
+				waitSynced(t.Context(), t, cs)
+				var ans map[string]any
+				if err := httpCall(t.Context(), cs, "openproject_search", map[string]any{"query": d.WorkPackages[3].Subject}, &ans); err != nil {
+					t.Fatal(err)
+				}
+				_ = cs.Close()
+				return comparable(t, ans)
+			}
+			for _, key := range []string{optest.AliceKey, optest.BobKey} {
+				cs, _ := syncThrough(t, crawl, s, key)
+				_ = cs.Close()
+			}
+			first := search(optest.AliceKey)
+			bob := search(optest.BobKey)
+			s.waitIdle(t)
+			before := op.RequestCount("GET /api/v3/work_packages/")
+			if again := search(optest.AliceKey); again != first {
+				t.Errorf("alice's answer changed after she returned:\nbefore %.300s\nafter  %.300s", first, again)
+			}
+			if again := search(optest.BobKey); again != bob {
+				t.Errorf("bob's answer changed after he returned")
+			}
+			if n := op.RequestCount("GET /api/v3/work_packages/") - before; n > 50 {
+				t.Errorf("returning users fetched %d work package activities: their crawl started over", n)
+			}
+		})
 	}
 }
 
 // TestHTTPSharedCrawlKey: with an administrator's key as the crawl
 // account, the shared store is filled before anyone asks, and a user's
 // first sync costs a few dozen requests (issue 14: at most 60) while
-// their answers stay exactly their own.
+// their answers stay exactly their own. Through replicas, both hold the
+// crawl key, one crawls, and both say how the crawl went.
 func TestHTTPSharedCrawlKey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the whole mixed set")
 	}
 	d := opgen.Generate(mixedGen)
 	op, base := optesting.Start(t, d, optest.Options{})
-	s := startModeServer(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour, CrawlKey: optest.AdminKey})
 	perUser := startModeServer(t, base, nil)
-	// A minute bounds a failure; the crawl takes about a second.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if last, ok := s.mgr.CrawlReport(); ok {
-			if last.Err != nil {
-				t.Fatalf("the crawl account's sync failed: %v", last.Err)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the crawl account has not synced a minute after the start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	resp, err := http.Get(s.ts.URL + "/health")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var health struct {
-		Index string `json:"index"`
-		Crawl *struct {
-			OK bool `json:"ok"`
-		} `json:"crawl"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&health)
-	_ = resp.Body.Close()
-	if err != nil || health.Index != "shared" || health.Crawl == nil || !health.Crawl.OK {
-		t.Errorf("/health says index %q, crawl %+v (%v); want shared and the crawl's success", health.Index, health.Crawl, err)
-	}
-	before := op.TotalRequests()
-	cs := s.connect(t, opgen.CarolKey)
-	waitSynced(t.Context(), t, cs)
-	if n := op.TotalRequests() - before; n > 60 {
-		t.Errorf("carol's first sync of a store the crawl account filled took %d requests, want at most 60", n)
-	} else {
-		t.Logf("carol's view and first sync: %d requests", n)
-	}
 	own := perUser.connect(t, opgen.CarolKey)
 	waitSynced(t.Context(), t, own)
-	for _, args := range mixedQueries(d, 40) {
-		var a, b map[string]any
-		if err := httpCall(t.Context(), cs, "openproject_search", args, &a); err != nil {
-			t.Fatal(err)
-		}
-		if err := httpCall(t.Context(), own, "openproject_search", args, &b); err != nil {
-			t.Fatal(err)
-		}
-		if comparable(t, a) != comparable(t, b) {
-			t.Fatalf("%v: the shared answer differs from carol's own:\nshared   %.500s\nper-user %.500s", args, comparable(t, a), comparable(t, b))
-		}
+	for _, mode := range teamModes() {
+		t.Run(mode.name, func(t *testing.T) {
+			start := op.RequestCount("GET /api/v3/work_packages/")
+			crawl, s := mode.serve(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour, CrawlKey: optest.AdminKey}, 0, false)
+			// A minute bounds a failure; the crawl takes about a second.
+			deadline := time.Now().Add(time.Minute)
+			for _, srv := range []*modeServer{crawl, s} {
+				for {
+					if last, ok := srv.mgr.CrawlReport(); ok {
+						if last.Err != nil {
+							t.Fatalf("the crawl account's sync failed: %v", last.Err)
+						}
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("the crawl account has not synced a minute after the start")
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				resp, err := http.Get(srv.ts.URL + "/health")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var health struct {
+					Index string `json:"index"`
+					Crawl *struct {
+						OK bool `json:"ok"`
+					} `json:"crawl"`
+				}
+				err = json.NewDecoder(resp.Body).Decode(&health)
+				_ = resp.Body.Close()
+				if err != nil || health.Index != "shared" || health.Crawl == nil || !health.Crawl.OK {
+					t.Errorf("/health says index %q, crawl %+v (%v); want shared and the crawl's success", health.Index, health.Crawl, err)
+				}
+			}
+			if n := op.RequestCount("GET /api/v3/work_packages/") - start; crawl != s && n > len(d.WorkPackages)+100 {
+				t.Errorf("%d work package requests for %d work packages: both replicas crawled", n, len(d.WorkPackages))
+			}
+			s.caughtUp(t)
+			before := op.TotalRequests()
+			cs := s.connect(t, opgen.CarolKey)
+			waitSynced(t.Context(), t, cs)
+			if n := op.TotalRequests() - before; n > 60 {
+				t.Errorf("carol's first sync of a store the crawl account filled took %d requests, want at most 60", n)
+			} else {
+				t.Logf("carol's view and first sync: %d requests", n)
+			}
+			for _, args := range mixedQueries(d, 40) {
+				var a, b map[string]any
+				if err := httpCall(t.Context(), cs, "openproject_search", args, &a); err != nil {
+					t.Fatal(err)
+				}
+				if err := httpCall(t.Context(), own, "openproject_search", args, &b); err != nil {
+					t.Fatal(err)
+				}
+				if comparable(t, a) != comparable(t, b) {
+					t.Fatalf("%v: the shared answer differs from carol's own:\nshared   %.500s\nper-user %.500s", args, comparable(t, a), comparable(t, b))
+				}
+			}
+		})
 	}
 }
 
@@ -727,11 +740,16 @@ func TestHTTPSharedViewOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a user and waits out the client's retries")
 	}
+	for _, mode := range teamModes() {
+		t.Run(mode.name, func(t *testing.T) { testViewOutage(t, mode) })
+	}
+}
+
+func testViewOutage(t *testing.T, mode teamMode) {
 	d := opgen.Generate(mixedGen)
 	op, base := optesting.Start(t, d, optest.Options{})
-	s := startModeServer(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour})
-	cs := s.connect(t, optest.AliceKey)
-	waitSynced(t.Context(), t, cs)
+	crawl, s := mode.serve(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}, 0, false)
+	cs, _ := syncThrough(t, crawl, s, optest.AliceKey)
 	args := map[string]any{"query": d.WorkPackages[3].Subject}
 	var before map[string]any
 	if err := httpCall(t.Context(), cs, "openproject_search", args, &before); err != nil {
@@ -788,9 +806,15 @@ func TestHTTPSharedReturnDuringOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a user and waits out the client's retries")
 	}
+	for _, mode := range teamModes() {
+		t.Run(mode.name, func(t *testing.T) { testReturnDuringOutage(t, mode) })
+	}
+}
+
+func testReturnDuringOutage(t *testing.T, mode teamMode) {
 	d := opgen.Generate(mixedGen)
 	op, base := optesting.Start(t, d, optest.Options{})
-	s := startModeServerIdle(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}, 200*time.Millisecond)
+	crawl, s := mode.serve(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}, 200*time.Millisecond, false)
 	args := map[string]any{"query": d.WorkPackages[3].Subject}
 	search := func() (map[string]any, error) {
 		cs := s.connect(t, optest.AliceKey)
@@ -799,8 +823,7 @@ func TestHTTPSharedReturnDuringOutage(t *testing.T) {
 		err := httpCall(t.Context(), cs, "openproject_search", args, &ans)
 		return ans, err
 	}
-	cs := s.connect(t, optest.AliceKey)
-	waitSynced(t.Context(), t, cs)
+	cs, _ := syncThrough(t, crawl, s, optest.AliceKey)
 	_ = cs.Close()
 	before, err := search()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/internal/optesting/pgtest"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -35,12 +36,15 @@ import (
 var httpGen = opgen.GenOptions{Seed: 5, Projects: 6, Users: 12, WorkPackages: 150, Comments: 300, WikiPages: 10, Meetings: 8}
 
 type httpEnv struct {
-	t     testing.TB
-	op    *optest.Server
-	data  *optest.Dataset
-	base  string
-	mgr   *mcp.HTTPUsers
-	ts    *httptest.Server
+	t    testing.TB
+	op   *optest.Server
+	data *optest.Dataset
+	base string
+	mgr  *mcp.HTTPUsers
+	ts   *httptest.Server
+	// crawl is the server users sync through: ts, but for replicas
+	// (httpEnvOpts.team), where it is replica A and ts replica B.
+	crawl *httptest.Server
 	logs  *lockedBuffer
 	alice int64 // alice-private's project id
 	bob   int64 // bob-private's project id
@@ -68,6 +72,10 @@ type httpEnvOpts struct {
 	localAddr net.Addr
 	// searchSlots is HTTPOptions.SearchSlots.
 	searchSlots *mcp.SearchSlots
+	// team serves every user from one shared index: "single" keeps it
+	// in a file, "replicas" runs two servers sharing a PostgreSQL store
+	// (teamModes); "" keeps an index per user.
+	team string
 }
 
 func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
@@ -83,34 +91,78 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 	if o.dataDir == "" {
 		o.dataDir = t.TempDir()
 	}
-	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
-		DataDir: o.dataDir,
-		NewClient: func(key string) (sync.UserAPI, error) {
-			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, Timeout: 20 * time.Second, Logger: logger})
-		},
-		Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, mcp.HTTPUserHooks{}),
-		Schedule:    "@every 1h",
-		IdleTimeout: o.idle,
-		MaxUsers:    o.maxUsers,
-		UserOptions: sync.UserOptions{Logger: logger, LockTimeout: o.lockTimeout, WorkerOptions: sync.Options{Logger: logger}},
-		Logger:      logger,
+	t.Cleanup(func() {
+		// Registered before the servers', so it runs after they
+		// closed: no key may reach a log line, whatever the test did.
+		out := logs.String()
+		for _, u := range data.Users {
+			if u.APIKey != "" && strings.Contains(out, u.APIKey) {
+				t.Errorf("the log contains %s's API key", u.Login)
+			}
+		}
+		if strings.Contains(out, "wrong-key") {
+			t.Error("the log contains a rejected key")
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
+	var shared *sync.SharedOptions
+	var storeURL string
+	switch o.team {
+	case "":
+	case "single":
+		shared = &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}
+	case "replicas":
+		shared, storeURL = &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}, pgtest.Schema(t)
+	default:
+		t.Fatalf("unknown team mode %q", o.team)
 	}
-	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
-		BaseURL: base, ServerKey: o.serverKey, ReadOnly: o.readOnly, Logger: logger, Manager: mgr,
-		AllowedOrigins: o.origins, ProbeEvery: o.probeEvery, AllowedHosts: o.allowedHosts, SearchSlots: o.searchSlots,
-	})
-	if err != nil {
-		t.Fatal(err)
+	serve := func(dataDir string) (*mcp.HTTPUsers, *httptest.Server) {
+		mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
+			DataDir: dataDir,
+			NewClient: func(key string) (sync.UserAPI, error) {
+				return openproject.New(openproject.Config{BaseURL: base, APIKey: key, Timeout: 20 * time.Second, Logger: logger})
+			},
+			Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, mcp.HTTPUserHooks{}),
+			Schedule:    "@every 1h",
+			IdleTimeout: o.idle,
+			MaxUsers:    o.maxUsers,
+			UserOptions: sync.UserOptions{Logger: logger, LockTimeout: o.lockTimeout, WorkerOptions: sync.Options{Logger: logger}, StoreURL: storeURL},
+			Shared:      shared,
+			Logger:      logger,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
+			BaseURL: base, ServerKey: o.serverKey, ReadOnly: o.readOnly, Logger: logger, Manager: mgr,
+			AllowedOrigins: o.origins, ProbeEvery: o.probeEvery, AllowedHosts: o.allowedHosts, SearchSlots: o.searchSlots,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewUnstartedServer(h)
+		if o.localAddr != nil {
+			ts.Listener = localAddrListener{ts.Listener, o.localAddr}
+		}
+		ts.Start()
+		t.Cleanup(func() {
+			ts.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := mgr.Close(ctx); err != nil {
+				t.Errorf("close manager: %v", err)
+			}
+		})
+		return mgr, ts
 	}
-	ts := httptest.NewUnstartedServer(h)
-	if o.localAddr != nil {
-		ts.Listener = localAddrListener{ts.Listener, o.localAddr}
+	mgr, ts := serve(o.dataDir)
+	crawl := ts
+	if o.team == "replicas" {
+		var a *mcp.HTTPUsers
+		a, crawl = serve(t.TempDir())
+		waitBuilt(t, a)
+		waitBuilt(t, mgr)
 	}
-	ts.Start()
-	e := &httpEnv{t: t, op: op, data: data, base: base, mgr: mgr, ts: ts, logs: logs}
+	e := &httpEnv{t: t, op: op, data: data, base: base, mgr: mgr, ts: ts, crawl: crawl, logs: logs}
 	for _, p := range data.Projects {
 		switch p.Identifier {
 		case "alice-private":
@@ -122,24 +174,6 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 	if e.alice == 0 || e.bob == 0 {
 		t.Fatal("the generated data has no private projects")
 	}
-	t.Cleanup(func() {
-		ts.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := mgr.Close(ctx); err != nil {
-			t.Errorf("close manager: %v", err)
-		}
-		// No key may reach a log line, whatever the test did.
-		out := logs.String()
-		for _, u := range data.Users {
-			if u.APIKey != "" && strings.Contains(out, u.APIKey) {
-				t.Errorf("the log contains %s's API key", u.Login)
-			}
-		}
-		if strings.Contains(out, "wrong-key") {
-			t.Error("the log contains a rejected key")
-		}
-	})
 	return e
 }
 
@@ -309,16 +343,49 @@ func (e *httpEnv) users() []user {
 	}
 }
 
-// syncUsers waits for alice's and bob's first syncs over Streamable HTTP.
+// waitBuilt waits until a replica serves: its index holds the shared
+// store as it was when it started (a load balancer's readiness check
+// waits for the same). It returns at once for any other server.
+func waitBuilt(t testing.TB, mgr *mcp.HTTPUsers) {
+	t.Helper()
+	// A minute bounds a failure; an empty store builds in milliseconds.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, ok := mgr.Follow()
+		if !ok || !st.Building {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica is still building its index a minute after its start: %d of %d documents", st.Done, st.Total)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// syncUsers waits for alice's and bob's first syncs over Streamable HTTP
+// (through replica A, and for replica B to hold what they committed,
+// with replicas).
 func (e *httpEnv) syncUsers(ctx context.Context) {
 	e.t.Helper()
 	for _, u := range e.users() {
-		cs, err := e.connectStreamable(ctx, "/mcp", map[string]string{"X-OpenProject-Api-Key": u.key})
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx,
+			&sdk.StreamableClientTransport{Endpoint: e.crawl.URL + "/mcp", HTTPClient: httpClient(map[string]string{"X-OpenProject-Api-Key": u.key})}, nil)
 		if err != nil {
 			e.t.Fatalf("%s: connect: %v", u.name, err)
 		}
 		waitSynced(ctx, e.t, cs)
 		_ = cs.Close()
+	}
+	for {
+		st, ok := e.mgr.Follow()
+		if !ok || !st.Building && st.Behind == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			e.t.Fatal(ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
@@ -344,8 +411,22 @@ func (e *httpEnv) rest(path string, hdr map[string]string, body string) (int, ma
 	return resp.StatusCode, out
 }
 
+// TestHTTPIsolation: alice and bob search at once, over every transport,
+// for each other's codenames and their own; neither ever sees the other's
+// private project. It runs with an index per user and through both
+// deployments of the shared index (teamModes).
 func TestHTTPIsolation(t *testing.T) {
-	e := newHTTPEnv(t, httpEnvOpts{})
+	for _, team := range []string{"", "single", "replicas"} {
+		name := team
+		if name == "" {
+			name = "per-user"
+		}
+		t.Run(name, func(t *testing.T) { testIsolation(t, team) })
+	}
+}
+
+func testIsolation(t *testing.T, team string) {
+	e := newHTTPEnv(t, httpEnvOpts{team: team})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	e.syncUsers(ctx)
