@@ -70,19 +70,41 @@ type View struct {
 	// Requests is how many requests computing it took.
 	Requests int
 
+	// answers are what OpenProject said, kept for the next refresh.
+	answers *Answers
 	// projects are the visible projects with what the user sees of
 	// each wholesale.
 	projects map[int64]grant
-	// probes are the permission answers per project, kept for the next
-	// refresh.
-	probes map[int64]probe
-	// some is the listing of the work packages of projects the user
-	// sees some of.
-	some listing
-	// held is what the store held when the view was computed; Apply
+	// held is what the store held when the view was derived; Apply
 	// tells documents that entered a project since by it. It is shared
 	// and never written.
 	held *Holdings
+}
+
+// Answers are what OpenProject told about one user when their view was
+// computed: everything a View is derived from (Derive) besides what the
+// store holds. Replicas sharing a store share them (Exchange), so one
+// asks and the others derive. They are immutable once made, and hold
+// nothing secret: ids, counts and yes-or-no answers.
+type Answers struct {
+	// At is when they were asked; CheckedAt is the oldest answer taken
+	// over from earlier ones instead of asking again (At when none).
+	At        time.Time `json:"at"`
+	CheckedAt time.Time `json:"checkedAt"`
+	// Requests is how many requests asking took.
+	Requests int `json:"requests"`
+	// Projects are the ids of the projects the user sees, ascending.
+	Projects []int64 `json:"projects"`
+	// Counts are the user's work package counts by project (none zero).
+	Counts map[int64]int `json:"counts"`
+	// Meetings are the ids of the meetings the user sees by project,
+	// ascending; nil for a server without the meetings list.
+	Meetings map[int64][]int64 `json:"meetings,omitempty"`
+	// Listing lists the work packages of the projects the user sees some
+	// of.
+	Listing Listing `json:"listing"`
+	// Probes are the permission answers per project.
+	Probes map[int64]Probe `json:"probes"`
 }
 
 // grant is what a user sees of one project wholesale: its project
@@ -91,21 +113,21 @@ type grant struct {
 	workPackages, wiki, meetings bool
 }
 
-// probe is one project's answers to the permission probes.
-type probe struct {
-	wikiAt     time.Time // zero: not asked
-	wiki       bool
-	internalAt time.Time // zero: not asked (no visible work package had any)
-	internal   bool
+// Probe is one project's answers to the permission probes.
+type Probe struct {
+	WikiAt     time.Time `json:"wikiAt,omitzero"` // zero: not asked
+	Wiki       bool      `json:"wiki,omitempty"`
+	InternalAt time.Time `json:"internalAt,omitzero"` // zero: not asked (no visible work package had any)
+	Internal   bool      `json:"internal,omitempty"`
 }
 
-// listing is the id-only listing of the work packages of the projects a
+// Listing is the id-only listing of the work packages of the projects a
 // user sees some of: the user's count per project when it was made, and
-// the ids.
-type listing struct {
-	at     time.Time
-	counts map[int64]int
-	ids    []int64
+// the ids, ascending.
+type Listing struct {
+	At     time.Time     `json:"at,omitzero"`
+	Counts map[int64]int `json:"counts,omitempty"`
+	IDs    []int64       `json:"ids,omitempty"`
 }
 
 // ErrIncompleteHoldings is returned (wrapped) by View.Err when the view
@@ -121,12 +143,31 @@ func (v *View) Err() error {
 	return fmt.Errorf("%w: %d documents, %s first", ErrIncompleteHoldings, len(v.Missing), v.Missing[0])
 }
 
+// Answers are the answers v was derived from.
+func (v *View) Answers() *Answers { return v.answers }
+
 // Compute derives a user's view of held from OpenProject, asked through
-// api with the user's key. prev, the user's previous view (nil for the
-// first), lends the answers a refresh does not ask again. An error of any
-// request fails the whole computation: a view is exact or not made, and
-// the caller keeps the previous one.
+// api with the user's key (Ask, then Derive). prev, the user's previous
+// view (nil for the first), lends the answers a refresh does not ask
+// again. An error of any request fails the whole computation: a view is
+// exact or not made, and the caller keeps the previous one.
 func Compute(ctx context.Context, api API, held *Holdings, prev *View, opts Options) (*View, error) {
+	var old *Answers
+	if prev != nil {
+		old = prev.answers
+	}
+	a, err := Ask(ctx, api, held, old, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Derive(a, held), nil
+}
+
+// Ask asks OpenProject, through api with the user's key, what Derive
+// needs to make the user's view of held. prev, the user's previous
+// answers (nil for the first), lends those a refresh does not ask again
+// (Options.Probes). An error of any request fails it all.
+func Ask(ctx context.Context, api API, held *Holdings, prev *Answers, opts Options) (*Answers, error) {
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -139,89 +180,151 @@ func Compute(ctx context.Context, api API, held *Holdings, prev *View, opts Opti
 		prev = nil
 	}
 	c := &computation{api: api, held: held, at: now()}
+	a := &Answers{At: c.at, CheckedAt: c.at, Probes: map[int64]Probe{}}
+	var err error
+	if a.Projects, err = c.projects(ctx); err != nil {
+		return nil, err
+	}
+	if a.Counts, err = c.countWorkPackages(ctx); err != nil {
+		return nil, err
+	}
+	if a.Meetings, err = c.meetings(ctx); err != nil {
+		return nil, err
+	}
+	some := a.some(held)
 
-	projects, err := c.projects(ctx)
-	if err != nil {
-		return nil, err
-	}
-	v := &View{At: c.at, CheckedAt: c.at, held: held, projects: make(map[int64]grant, len(projects)), probes: map[int64]probe{}}
-	for _, p := range projects {
-		v.projects[p] = grant{}
-	}
-	some, err := c.countWorkPackages(ctx, v)
-	if err != nil {
-		return nil, err
-	}
-	mDocs, err := c.meetings(ctx, v)
-	if err != nil {
-		return nil, err
-	}
-
-	// What the previous view answered and nothing since contradicts is
-	// asked again only within the budget, the oldest answers first.
+	// What the previous answers said and nothing since contradicts is
+	// asked again only within the budget, the oldest first.
 	var checks []check
-	if prev != nil && maps.Equal(prev.some.counts, some) {
-		v.some = prev.some
-		checks = append(checks, check{at: prev.some.at, run: func(ctx context.Context) error { return c.listSome(ctx, v, some) }})
-	} else if err := c.listSome(ctx, v, some); err != nil {
+	if prev != nil && maps.Equal(prev.Listing.Counts, some) {
+		a.Listing = prev.Listing
+		checks = append(checks, check{at: prev.Listing.At, run: func(ctx context.Context) error { return c.listSome(ctx, a, some) }})
+	} else if err := c.listSome(ctx, a, some); err != nil {
 		return nil, err
 	}
-	visibleWP := c.visibleWorkPackages(v)
-	for _, p := range projects {
-		var old probe
+	for _, p := range a.Projects {
+		var old Probe
 		if prev != nil {
-			old = prev.probes[p]
+			old = prev.Probes[p]
 		}
-		pr := old
-		v.probes[p] = pr
+		a.Probes[p] = old
 		if len(held.WikiPages[p]) > 0 {
-			ask := func(ctx context.Context) error { return c.probeWiki(ctx, v, p) }
-			if old.wikiAt.IsZero() {
+			ask := func(ctx context.Context) error { return c.probeWiki(ctx, a, p) }
+			if old.WikiAt.IsZero() {
 				if err := ask(ctx); err != nil {
 					return nil, err
 				}
 			} else {
-				checks = append(checks, check{at: old.wikiAt, run: ask})
+				checks = append(checks, check{at: old.WikiAt, run: ask})
 			}
 		}
 		if len(held.Internal[p]) > 0 {
-			ask := func(ctx context.Context) error { return c.probeInternal(ctx, v, p, visibleWP) }
-			if old.internalAt.IsZero() {
+			ask := func(ctx context.Context) error { return c.probeInternal(ctx, a, p) }
+			if old.InternalAt.IsZero() {
 				if err := ask(ctx); err != nil {
 					return nil, err
 				}
 			} else {
-				checks = append(checks, check{at: old.internalAt, run: ask})
+				checks = append(checks, check{at: old.InternalAt, run: ask})
 			}
 		}
 	}
 	slices.SortStableFunc(checks, func(a, b check) int { return a.at.Compare(b.at) })
 	for i, ch := range checks {
 		if i >= budget {
-			v.CheckedAt = ch.at
+			a.CheckedAt = ch.at
 			break
 		}
 		if err := ch.run(ctx); err != nil {
 			return nil, err
 		}
 	}
-	wpDocs := c.someDocs(v)
-	for p, pr := range v.probes {
-		if pr.wiki {
-			g := v.projects[p]
-			g.wiki = true
-			v.projects[p] = g
+	a.Requests = c.requests
+	return a, nil
+}
+
+// wholesale reports whether the user sees every work package of project
+// p that held holds: p is visible and their count equals the store's.
+func (a *Answers) wholesale(held *Holdings, p int64) bool {
+	n := a.Counts[p]
+	_, visible := slices.BinarySearch(a.Projects, p)
+	return visible && n > 0 && n == len(held.WorkPackages[p])
+}
+
+// some returns the user's counts of the projects whose work packages
+// they see some of, as held tells: fewer than the store holds (shares
+// only, or a role without view_work_packages), or more (the store is
+// behind). A project missing from the projects list can only be a race
+// with a membership change; its ids say that too.
+func (a *Answers) some(held *Holdings) map[int64]int {
+	some := map[int64]int{}
+	for p, n := range a.Counts {
+		if n > 0 && !a.wholesale(held, p) {
+			some[p] = n
 		}
-		if pr.internal {
+	}
+	return some
+}
+
+// Derive makes the user's view of held from their answers. Derived from
+// answers asked when the store held something else (another replica's,
+// or older ones), it shows no more than they allow: a project whose work
+// packages the answers neither grant wholesale nor list shows none until
+// the answers are asked again.
+func Derive(a *Answers, held *Holdings) *View {
+	v := &View{At: a.At, CheckedAt: a.CheckedAt, Requests: a.Requests, answers: a, held: held,
+		projects: make(map[int64]grant, len(a.Projects))}
+	for _, p := range a.Projects {
+		g := grant{workPackages: a.wholesale(held, p)}
+		if pr := a.Probes[p]; pr.Wiki {
+			g.wiki = true
+		}
+		if pr := a.Probes[p]; pr.Internal {
 			v.Internal = append(v.Internal, p)
+		}
+		v.projects[p] = g
+	}
+	var missing []string
+	// The listed work packages of the projects listed, as far as the
+	// store holds them.
+	listed := map[int64]bool{}
+	for p := range a.Listing.Counts {
+		for _, id := range held.WorkPackages[p] {
+			listed[id] = true
+		}
+	}
+	var docs []string
+	for _, id := range a.Listing.IDs {
+		d := indexer.DocID(kind.WorkPackage, id)
+		if listed[id] {
+			docs = append(docs, d)
+		} else {
+			missing = append(missing, d)
+		}
+	}
+	// Meetings: wholesale where the user sees exactly what the store
+	// holds of a visible project, one by one elsewhere.
+	for _, p := range slices.Sorted(maps.Keys(a.Meetings)) {
+		ids, have := a.Meetings[p], held.Meetings[p]
+		if g, visible := v.projects[p]; visible && slices.Equal(ids, have) {
+			g.meetings = true
+			v.projects[p] = g
+			continue
+		}
+		for _, id := range ids {
+			d := indexer.DocID(kind.Meeting, id)
+			if _, ok := slices.BinarySearch(have, id); ok {
+				docs = append(docs, d)
+			} else {
+				missing = append(missing, d)
+			}
 		}
 	}
 	slices.Sort(v.Internal)
-	slices.Sort(c.missing)
-	v.Missing = slices.Compact(c.missing)
-	v.Requests = c.requests
-	v.Visibility = v.visibility(append(wpDocs, mDocs...), held)
-	return v, nil
+	slices.Sort(missing)
+	v.Missing = slices.Compact(missing)
+	v.Visibility = v.visibility(docs, held)
+	return v
 }
 
 // check is an answer a refresh may take over or ask again: when it was
@@ -231,13 +334,12 @@ type check struct {
 	run func(context.Context) error
 }
 
-// computation is one Compute call's state.
+// computation is one Ask call's state.
 type computation struct {
 	api      API
 	held     *Holdings
 	at       time.Time
 	requests int
-	missing  []string
 }
 
 // projects lists the ids of the projects the user sees, ascending.
@@ -263,43 +365,31 @@ func (c *computation) projects(ctx context.Context) ([]int64, error) {
 	return slices.Compact(ids), nil
 }
 
-// countWorkPackages grants the projects whose work packages the user
-// sees all of, and returns the user's counts of those the user sees
-// some of.
-func (c *computation) countWorkPackages(ctx context.Context, v *View) (map[int64]int, error) {
+// countWorkPackages returns the user's work package counts by project,
+// none zero.
+func (c *computation) countWorkPackages(ctx context.Context) (map[int64]int, error) {
 	c.requests++
 	counts, err := c.api.WorkPackageCountsByProject(ctx, openproject.Filters{openproject.StatusAll()})
 	if err != nil {
 		return nil, fmt.Errorf("count work packages: %w", err)
 	}
-	some := map[int64]int{}
+	out := map[int64]int{}
 	for p, n := range counts.ByProject {
-		g, visible := v.projects[p]
-		switch {
-		case n == 0:
-		case visible && n == len(c.held.WorkPackages[p]):
-			g.workPackages = true
-			v.projects[p] = g
-		default:
-			// Fewer than the store holds (shares only, or a role
-			// without view_work_packages), or more (the store is
-			// behind): the ids say which. A project missing from the
-			// projects list can only be a race with a membership
-			// change; its ids say that too.
-			some[p] = n
+		if n > 0 {
+			out[p] = n
 		}
 	}
-	return some, nil
+	return out, nil
 }
 
 // listSome lists the ids of the work packages the user sees in the
 // projects of some.
-func (c *computation) listSome(ctx context.Context, v *View, some map[int64]int) error {
-	v.some = listing{at: c.at, counts: some}
+func (c *computation) listSome(ctx context.Context, a *Answers, some map[int64]int) error {
+	l := Listing{At: c.at, Counts: some}
 	if len(some) == 0 {
+		a.Listing = l
 		return nil
 	}
-	var ids []int64
 	err := openproject.EachPage(ctx, openproject.ListOptions{
 		Filters:  openproject.Filters{openproject.StatusAll(), openproject.InProjects(slices.Sorted(maps.Keys(some))...)},
 		SortBy:   []openproject.Sort{{Field: "id", Direction: "asc"}},
@@ -308,42 +398,21 @@ func (c *computation) listSome(ctx context.Context, v *View, some map[int64]int)
 		c.requests++
 		return c.api.WorkPackageIDPage(ctx, o)
 	}, func(p openproject.Page[int64]) error {
-		ids = append(ids, p.Items...)
+		l.IDs = append(l.IDs, p.Items...)
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("list visible work package ids: %w", err)
 	}
-	v.some.ids = ids
+	slices.Sort(l.IDs)
+	a.Listing = l
 	return nil
 }
 
-// someDocs returns the documents of v's listed work packages that the
-// store holds, and notes the others as missing.
-func (c *computation) someDocs(v *View) []string {
-	held := map[int64]bool{}
-	for p := range v.some.counts {
-		for _, id := range c.held.WorkPackages[p] {
-			held[id] = true
-		}
-	}
-	var docs []string
-	for _, id := range v.some.ids {
-		d := indexer.DocID(kind.WorkPackage, id)
-		if held[id] {
-			docs = append(docs, d)
-		} else {
-			c.missing = append(c.missing, d)
-		}
-	}
-	return docs
-}
-
-// meetings grants the projects whose meetings the user sees all of, and
-// returns the documents of the others the user sees. A server without
-// the meetings list shows no meeting to anyone, and the shared store
-// holds none.
-func (c *computation) meetings(ctx context.Context, v *View) ([]string, error) {
+// meetings returns the ids of the meetings the user sees, by project. A
+// server without the meetings list shows no meeting to anyone (nil), and
+// the shared store holds none.
+func (c *computation) meetings(ctx context.Context) (map[int64][]int64, error) {
 	seen := map[int64][]int64{}
 	err := openproject.EachPage(ctx, openproject.ListOptions{
 		Filters:  openproject.Filters{},
@@ -364,67 +433,48 @@ func (c *computation) meetings(ctx context.Context, v *View) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list meetings: %w", err)
 	}
-	var docs []string
-	for _, p := range slices.Sorted(maps.Keys(seen)) {
-		ids := seen[p]
+	for _, ids := range seen {
 		slices.Sort(ids)
-		held := c.held.Meetings[p]
-		if g, visible := v.projects[p]; visible && slices.Equal(ids, held) {
-			g.meetings = true
-			v.projects[p] = g
-			continue
-		}
-		for _, id := range ids {
-			d := indexer.DocID(kind.Meeting, id)
-			if _, ok := slices.BinarySearch(held, id); ok {
-				docs = append(docs, d)
-			} else {
-				c.missing = append(c.missing, d)
-			}
-		}
 	}
-	return docs, nil
+	return seen, nil
 }
 
-// visibleWorkPackages returns a function telling whether the user sees
-// work package id of project p, by v's grants and its listing as it is
-// when called.
-func (c *computation) visibleWorkPackages(v *View) func(p, id int64) bool {
-	return func(p, id int64) bool {
-		if v.projects[p].workPackages {
-			return true
-		}
-		_, ok := slices.BinarySearch(v.some.ids, id)
-		return ok
+// visibleWorkPackage reports whether the user sees work package id of
+// project p, by the answers so far.
+func (c *computation) visibleWorkPackage(a *Answers, p, id int64) bool {
+	if a.wholesale(c.held, p) {
+		return true
 	}
+	_, ok := slices.BinarySearch(a.Listing.IDs, id)
+	return ok
 }
 
 // probeWiki asks OpenProject whether the user reads project p's wiki
 // (view_wiki_pages is per project, so one page answers for all). A page
 // that answers 404 may have been deleted since it was stored, so unless
 // the answer was no before, a second one is tried before it is.
-func (c *computation) probeWiki(ctx context.Context, v *View, p int64) error {
-	pr := v.probes[p]
+func (c *computation) probeWiki(ctx context.Context, a *Answers, p int64) error {
+	pr := a.Probes[p]
 	// A no confirmed by one page stays no; a first answer, or a yes
 	// turning, is worth a second page.
 	tries := 2
-	if !pr.wikiAt.IsZero() && !pr.wiki {
+	if !pr.WikiAt.IsZero() && !pr.Wiki {
 		tries = 1
 	}
-	pr.wikiAt, pr.wiki = c.at, false
+	pr.WikiAt, pr.Wiki = c.at, false
 	pages := c.held.WikiPages[p]
 	for _, id := range pages[:min(tries, len(pages))] {
 		c.requests++
 		_, err := c.api.WikiPage(ctx, id)
 		if err == nil {
-			pr.wiki = true
+			pr.Wiki = true
 			break
 		}
 		if !errors.Is(err, openproject.ErrNotFound) && !errors.Is(err, openproject.ErrPermission) {
 			return fmt.Errorf("probe the wiki of project %d: %w", p, err)
 		}
 	}
-	v.probes[p] = pr
+	a.Probes[p] = pr
 	return nil
 }
 
@@ -432,11 +482,11 @@ func (c *computation) probeWiki(ctx context.Context, v *View, p int64) error {
 // internal comments, through the activities of a work package of p with
 // stored internal comments that the user sees. Without one there is
 // nothing to ask, and nothing the answer would show.
-func (c *computation) probeInternal(ctx context.Context, v *View, p int64, visibleWP func(p, id int64) bool) error {
-	pr := v.probes[p]
-	pr.internalAt, pr.internal = time.Time{}, false
+func (c *computation) probeInternal(ctx context.Context, a *Answers, p int64) error {
+	pr := a.Probes[p]
+	pr.InternalAt, pr.Internal = time.Time{}, false
 	for _, id := range c.held.Internal[p] {
-		if !visibleWP(p, id) {
+		if !c.visibleWorkPackage(a, p, id) {
 			continue
 		}
 		c.requests++
@@ -444,11 +494,11 @@ func (c *computation) probeInternal(ctx context.Context, v *View, p int64, visib
 		if err != nil {
 			return fmt.Errorf("probe the internal comments of project %d: %w", p, err)
 		}
-		pr.internalAt = c.at
-		pr.internal = slices.ContainsFunc(acts, func(a openproject.Activity) bool { return a.Internal })
+		pr.InternalAt = c.at
+		pr.Internal = slices.ContainsFunc(acts, func(a openproject.Activity) bool { return a.Internal })
 		break
 	}
-	v.probes[p] = pr
+	a.Probes[p] = pr
 	return nil
 }
 

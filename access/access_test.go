@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -185,6 +187,20 @@ func TestViewEqualsOwnIndex(t *testing.T) {
 			}
 			if w := readsInternal(t, own); !slices.Equal(internal, w) {
 				t.Errorf("reads internal comments in %v, own store has them in %v", internal, w)
+			}
+
+			// Another replica, reading the answers back from the
+			// shared store, derives the same view.
+			b, err := json.Marshal(v.Answers())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back access.Answers
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if d := access.Derive(&back, held); !reflect.DeepEqual(d.Visibility, v.Visibility) || !slices.Equal(d.Internal, v.Internal) || !slices.Equal(d.Missing, v.Missing) {
+				t.Errorf("the view derived from the stored answers differs:\nderived  %+v\ncomputed %+v", d.Visibility, v.Visibility)
 			}
 
 			// A refresh where nothing changed: projects, counts,
@@ -882,4 +898,47 @@ func openShared(t testing.TB, base string) *sync.User {
 	}
 	t.Cleanup(func() { _ = u.Close() })
 	return u
+}
+
+// TestDeriveShowsNoMoreThanAnswersAllow: answers derived against what a
+// store holds later (another replica's holdings, or newer ones) show
+// nothing they did not grant. A work package entering a project shown
+// wholesale breaks the count the grant rested on, so the project's work
+// packages stay hidden until the answers are asked again; one the
+// listing names shows once the store holds it.
+func TestDeriveShowsNoMoreThanAnswersAllow(t *testing.T) {
+	a := &access.Answers{
+		Projects: []int64{1, 2},
+		Counts:   map[int64]int{1: 2, 2: 1},
+		Listing:  access.Listing{Counts: map[int64]int{2: 1}, IDs: []int64{21}},
+		Probes:   map[int64]access.Probe{},
+	}
+	held := &access.Holdings{WorkPackages: map[int64][]int64{1: {11, 12}, 2: {21, 22}}}
+	v := access.Derive(a, held)
+	if !slices.Equal(v.Visibility.Docs, []string{indexer.DocID(kind.WorkPackage, 21)}) {
+		t.Errorf("listed documents: %v, want work package 21 alone", v.Visibility.Docs)
+	}
+	if !slices.ContainsFunc(v.Visibility.Partial, func(pk indexer.ProjectKinds) bool {
+		return pk.Project == 1 && slices.Contains(pk.Kinds, kind.WorkPackage)
+	}) {
+		t.Errorf("project 1's work packages are not shown wholesale: %+v", v.Visibility.Partial)
+	}
+
+	later := &access.Holdings{WorkPackages: map[int64][]int64{1: {11, 12, 13}, 2: {21, 22}}}
+	w := access.Derive(a, later)
+	for _, pk := range w.Visibility.Partial {
+		if pk.Project == 1 && slices.Contains(pk.Kinds, kind.WorkPackage) {
+			t.Errorf("after work package 13 entered project 1 the answers still show its work packages wholesale: %+v", pk)
+		}
+	}
+	for _, p := range w.Visibility.Projects {
+		if p == 1 {
+			t.Error("project 1 is shown whole")
+		}
+	}
+
+	lacking := &access.Holdings{WorkPackages: map[int64][]int64{1: {11, 12}, 2: {22}}}
+	if m := access.Derive(a, lacking); !slices.Equal(m.Missing, []string{indexer.DocID(kind.WorkPackage, 21)}) || len(m.Visibility.Docs) != 0 {
+		t.Errorf("with work package 21 not held: missing %v, shown %v; want it missing and nothing shown", m.Missing, m.Visibility.Docs)
+	}
 }

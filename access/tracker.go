@@ -308,11 +308,11 @@ func (t *Tracker) ReadsInternal(p int64) (reads, known bool) {
 // ReadsInternal reports whether the view's user reads project p's
 // internal comments, and whether the view asked.
 func (v *View) ReadsInternal(p int64) (reads, known bool) {
-	pr, ok := v.probes[p]
-	if !ok || pr.internalAt.IsZero() {
+	pr, ok := v.answers.Probes[p]
+	if !ok || pr.InternalAt.IsZero() {
 		return false, false
 	}
-	return pr.internal, true
+	return pr.Internal, true
 }
 
 // ReadsWiki reports whether the user reads project p's wiki, and whether
@@ -328,7 +328,7 @@ func (t *Tracker) ReadsWiki(p int64) (reads, known bool) {
 	if _, ok := v.projects[p]; !ok {
 		return false, true // not a project the user sees
 	}
-	if v.probes[p].wikiAt.IsZero() {
+	if v.answers.Probes[p].WikiAt.IsZero() {
 		return false, false
 	}
 	return v.projects[p].wiki, true
