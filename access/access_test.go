@@ -2,10 +2,10 @@ package access_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"encoding/json"
 	"net/http"
 	"reflect"
 	"slices"
