@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 
@@ -160,8 +162,9 @@ func (h *Holdings) with(batch []Change, where map[kind.Kind]map[int64]int64) *Ho
 // Tracker keeps one user's view of a shared store current: Refresh
 // computes it from OpenProject with the user's key, and Indexing applies
 // every batch any user's crawl is about to index (View.Apply), so no
-// search sees a document its view would not show. It is safe for
-// concurrent use.
+// search sees a document its view would not show. Among replicas sharing
+// a store (Share), one asks OpenProject for a user at a time and the
+// others derive the view from its answers. It is safe for concurrent use.
 type Tracker struct {
 	held  *HoldingsCache
 	opts  Options
@@ -169,6 +172,8 @@ type Tracker struct {
 	// sem lets one Refresh run at a time; it is a channel so a waiting
 	// caller can give up with its context.
 	sem chan struct{}
+	// share, if set, coordinates with the other replicas (Share).
+	share *sharing
 
 	mu sync.Mutex
 	// api asks OpenProject with the user's key; nil while the user is
@@ -188,11 +193,48 @@ type applied struct {
 	fetched bool
 }
 
+// Exchange shares users' answers among the replicas serving one shared
+// store (Tracker.Share): the latest answers per user, and a claim that
+// lets one replica at a time ask OpenProject for a user.
+type Exchange interface {
+	// Answers returns user's latest published answers; found is false
+	// when there are none.
+	Answers(ctx context.Context, user int64) (a *Answers, found bool, err error)
+	// Publish makes a the answers for user.
+	Publish(ctx context.Context, user int64, a *Answers) error
+	// Claim takes the right to ask OpenProject for user for a while;
+	// held is false while another replica has it. release gives it back.
+	Claim(ctx context.Context, user int64) (release func(), held bool, err error)
+}
+
+// sharing is a Tracker's coordination with the other replicas.
+type sharing struct {
+	x      Exchange
+	maxAge time.Duration
+	log    *slog.Logger
+	// wait bounds how long Renew waits for the answers of a replica
+	// that holds the claim, polling every poll.
+	wait, poll time.Duration
+}
+
 // NewTracker returns a tracker of user owner's view, computed through
 // api (authenticated with that user's key) from held. opts are passed to
 // Compute (Full is set per Refresh).
 func NewTracker(api API, held *HoldingsCache, owner int64, opts Options) *Tracker {
 	return &Tracker{api: api, held: held, opts: opts, owner: owner, sem: make(chan struct{}, 1)}
+}
+
+// Share makes the tracker one of several replicas' trackers of the same
+// user: every view it asks OpenProject for is published through x, and
+// Renew derives the view from answers another replica published within
+// maxAge, or asks only while it holds the user's claim, so the user's
+// view is asked for once per period however many replicas serve them.
+// Call it before the tracker is used.
+func (t *Tracker) Share(x Exchange, maxAge time.Duration, log *slog.Logger) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	t.share = &sharing{x: x, maxAge: maxAge, log: log.With("user_id", t.owner), wait: 15 * time.Second, poll: 50 * time.Millisecond}
 }
 
 // SetAPI replaces the client refreshes ask OpenProject with: the key of
@@ -211,6 +253,88 @@ func (t *Tracker) Owner() int64 { return t.owner }
 // for a key's validation) and publishes it. On failure the previous
 // view stays, and Err reports the failure until a refresh succeeds.
 func (t *Tracker) Refresh(ctx context.Context, full bool) (*View, error) {
+	return t.update(ctx, func(ctx context.Context, api API, prev *View, held *Holdings) (*View, error) {
+		return t.ask(ctx, api, prev, held, full)
+	})
+}
+
+// Renew is the periodic refresh: Refresh(ctx, false), but among replicas
+// (Share) the view is derived from answers another replica published
+// within the shared period, or, while another replica holds the user's
+// claim, from the answers it publishes next; only the claim's holder
+// asks OpenProject.
+func (t *Tracker) Renew(ctx context.Context) (*View, error) {
+	sh := t.share
+	if sh == nil {
+		return t.Refresh(ctx, false)
+	}
+	return t.update(ctx, func(ctx context.Context, api API, prev *View, held *Holdings) (*View, error) {
+		start := t.now()
+		if a := t.published(ctx, prev, start.Add(-sh.maxAge)); a != nil {
+			return t.derive(a, held), nil
+		}
+		release, mine, err := sh.x.Claim(ctx, t.owner)
+		switch {
+		case err != nil:
+			sh.log.Warn("cannot claim the user's view from the other replicas; asking OpenProject", "error", err)
+			return t.ask(ctx, api, prev, held, false)
+		case mine:
+			defer release()
+			return t.ask(ctx, api, prev, held, false)
+		}
+		// Another replica asks now; its answers follow within a few
+		// requests' time.
+		deadline := time.NewTimer(sh.wait)
+		defer deadline.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("wait for the user's view from another replica: %w", context.Cause(ctx))
+			case <-deadline.C:
+				sh.log.Warn("the replica computing the user's view did not share it in time; asking OpenProject", "waited", sh.wait)
+				return t.ask(ctx, api, prev, held, false)
+			case <-time.After(sh.poll):
+			}
+			if a := t.published(ctx, prev, start); a != nil {
+				return t.derive(a, held), nil
+			}
+		}
+	})
+}
+
+// published returns the answers another replica published at or after
+// since and after prev's, nil when there are none.
+func (t *Tracker) published(ctx context.Context, prev *View, since time.Time) *Answers {
+	a, found, err := t.share.x.Answers(ctx, t.owner)
+	if err != nil {
+		t.share.log.Warn("cannot read the user's view the other replicas shared", "error", err)
+		return nil
+	}
+	if !found || a.At.Before(since) || prev != nil && !a.At.After(prev.At) {
+		return nil
+	}
+	return a
+}
+
+// derive is the view of another replica's answers: it took no request
+// here.
+func (t *Tracker) derive(a *Answers, held *Holdings) *View {
+	v := Derive(a, held)
+	v.Requests = 0
+	return v
+}
+
+func (t *Tracker) now() time.Time {
+	if t.opts.Now != nil {
+		return t.opts.Now()
+	}
+	return time.Now()
+}
+
+// update makes a new view with build and publishes it, one at a time,
+// with the batches indexed meanwhile applied to it. On failure the
+// previous view stays, and Err reports the failure until one succeeds.
+func (t *Tracker) update(ctx context.Context, build func(ctx context.Context, api API, prev *View, held *Holdings) (*View, error)) (*View, error) {
 	select {
 	case t.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -222,7 +346,13 @@ func (t *Tracker) Refresh(ctx context.Context, full bool) (*View, error) {
 	t.replaying, t.replay = true, nil
 	t.mu.Unlock()
 
-	v, err := t.compute(ctx, api, prev, full)
+	v, err := func() (*View, error) {
+		held, err := t.held.Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return build(ctx, api, prev, held)
+	}()
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -239,19 +369,23 @@ func (t *Tracker) Refresh(ctx context.Context, full bool) (*View, error) {
 	return v, nil
 }
 
-func (t *Tracker) compute(ctx context.Context, api API, prev *View, full bool) (*View, error) {
+// ask computes the view from OpenProject's answers and, among replicas,
+// publishes them for the others.
+func (t *Tracker) ask(ctx context.Context, api API, prev *View, held *Holdings, full bool) (*View, error) {
 	if api == nil {
 		return nil, errors.New("compute the user's view: no key to ask OpenProject with (the user is away)")
-	}
-	held, err := t.held.Get(ctx)
-	if err != nil {
-		return nil, err
 	}
 	opts := t.opts
 	opts.Full = full
 	v, err := Compute(ctx, api, held, prev, opts)
 	if err != nil {
 		return nil, fmt.Errorf("compute the user's view: %w", err)
+	}
+	if sh := t.share; sh != nil {
+		if err := sh.x.Publish(ctx, t.owner, v.Answers()); err != nil {
+			// This replica's view stands; the others ask themselves.
+			sh.log.Warn("cannot share the user's view with the other replicas", "error", err)
+		}
 	}
 	return v, nil
 }

@@ -856,3 +856,49 @@ func (s *modeServer) waitIdle(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestHTTPReplicasShareViews: two replicas serving alice compute her
+// view once between them per refresh period. The one that finds it due
+// with nothing newer shared asks OpenProject and shares the answers
+// through the store; the other derives the same view from them without a
+// request.
+func TestHTTPReplicasShareViews(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	d := opgen.Generate(mixedGen)
+	op, base := optesting.Start(t, d, optest.Options{})
+	opts := &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}
+	a, b := startModeServerStore(t, base, opts, 0, dsn), startModeServerStore(t, base, opts, 0, dsn)
+	viaA, _ := syncThrough(t, a, a, optest.AliceKey)
+	// b opens alice after a did: its view, asked in full, is the newest.
+	viaB, _ := syncThrough(t, a, b, optest.AliceKey)
+
+	renew := func(s *modeServer) int {
+		t.Helper()
+		before := op.TotalRequests()
+		if err := s.mgr.RefreshViews(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return op.TotalRequests() - before
+	}
+	if n := renew(a); n != 0 {
+		t.Errorf("replica a asked OpenProject %d times for the view b had just shared", n)
+	}
+	if n := renew(b); n == 0 {
+		t.Error("replica b, with nothing newer shared than its own view, renewed it without asking")
+	}
+	if n := renew(a); n != 0 {
+		t.Errorf("replica a asked OpenProject %d times for the view b had just renewed", n)
+	}
+	for _, args := range mixedQueries(d, 30) {
+		var x, y map[string]any
+		if err := httpCall(t.Context(), viaA, "openproject_search", args, &x); err != nil {
+			t.Fatal(err)
+		}
+		if err := httpCall(t.Context(), viaB, "openproject_search", args, &y); err != nil {
+			t.Fatal(err)
+		}
+		if comparable(t, x) != comparable(t, y) {
+			t.Fatalf("%v: the replicas answer alice differently:\na %.500s\nb %.500s", args, comparable(t, x), comparable(t, y))
+		}
+	}
+}

@@ -51,6 +51,8 @@ type SharedOptions struct {
 type sharedInstance struct {
 	user *User
 	held *access.HoldingsCache
+	// refreshEvery is SharedOptions.RefreshEvery.
+	refreshEvery time.Duration
 
 	// crawled is the outcome of the crawl account's last sync here;
 	// crawler is the account's user id, once known.
@@ -80,7 +82,7 @@ func openSharedInstance(ctx context.Context, dataDir string, opts *SharedOptions
 	if err != nil {
 		return nil, err
 	}
-	s := &sharedInstance{user: u, held: access.NewHoldingsCache(u.Store), trackers: map[*access.Tracker]struct{}{},
+	s := &sharedInstance{user: u, held: access.NewHoldingsCache(u.Store), refreshEvery: opts.RefreshEvery, trackers: map[*access.Tracker]struct{}{},
 		views: map[int64]*access.Tracker{}}
 	if u.Follower != nil {
 		// Batches another replica committed reach every view before this
@@ -105,6 +107,11 @@ func (s *sharedInstance) tracker(user int64, api access.API, opts access.Options
 	t, ok := s.views[user]
 	if !ok {
 		t = access.NewTracker(api, s.held, user, opts)
+		if s.user.Follower != nil {
+			// A replica: the user's view is asked for once per half
+			// period, by whichever replica first finds it due.
+			t.Share(viewExchange{st: s.user.Store, holder: s.user.replica}, s.refreshEvery/2, s.user.log)
+		}
 		s.views[user] = t
 		s.trackers[t] = struct{}{}
 	}
@@ -202,14 +209,15 @@ func (m *Manager[A]) openShared(ctx context.Context, client UserAPI, id Identity
 	}, nil
 }
 
-// refreshView computes e's view again, if e is a user of the shared
-// store; a rejected key stops the user, as a rejected sync does.
+// refreshView computes e's view again (access.Tracker.Renew), if e is a
+// user of the shared store; a rejected key stops the user, as a rejected
+// sync does.
 func (m *Manager[A]) refreshView(ctx context.Context, e *entry[A], key string) {
 	t := e.user.View
 	if t == nil {
 		return
 	}
-	_, err := t.Refresh(ctx, false)
+	_, err := t.Renew(ctx)
 	switch {
 	case err == nil || ctx.Err() != nil:
 	case errors.Is(err, openproject.ErrUnauthenticated):
@@ -287,16 +295,18 @@ func (m *Manager[A]) validated(id Identity, key string) {
 }
 
 // RefreshViews computes every active user's view of the shared store
-// again now, as the periodic refresh does; it does nothing for a Manager
-// without a shared store. It returns the first failure (each user's
-// previous view keeps answering).
+// again now, as the periodic refresh does (access.Tracker.Renew: among
+// replicas, from the answers another replica shared within half the
+// refresh period, if any); it does nothing for a Manager without a
+// shared store. It returns the first failure (each user's previous view
+// keeps answering).
 func (m *Manager[A]) RefreshViews(ctx context.Context) error {
 	if m.shared == nil {
 		return nil
 	}
 	var first error
 	for _, e := range m.readyEntries() {
-		if _, err := e.user.View.Refresh(ctx, false); err != nil && first == nil {
+		if _, err := e.user.View.Renew(ctx); err != nil && first == nil {
 			first = fmt.Errorf("refresh the view of user %d: %w", e.key.id, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/opsearch/opsearch/access"
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/store"
 )
@@ -142,3 +144,58 @@ func (storeOnly) Delete(context.Context, ...string) error          { return nil 
 func (storeOnly) Settle(context.Context) (bool, error)             { return false, nil }
 
 var _ Index = storeOnly{}
+
+// viewExchange shares users' view answers among the replicas of a shared
+// store (access.Exchange): the latest answers of each user under a meta
+// key, and the claim to ask OpenProject for a user as a store lease, so
+// one replica at a time computes a user's view and the others derive it.
+type viewExchange struct {
+	st     *store.Store
+	holder string
+}
+
+var _ access.Exchange = viewExchange{}
+
+// viewClaimTTL bounds how long a replica that dies while computing a view
+// keeps the others waiting: they ask themselves once it runs out (or
+// once access's own wait ends, whichever is first).
+const viewClaimTTL = 30 * time.Second
+
+func viewKey(user int64) string { return "view.answers." + strconv.FormatInt(user, 10) }
+
+func (x viewExchange) Answers(ctx context.Context, user int64) (*access.Answers, bool, error) {
+	var (
+		b     []byte
+		found bool
+	)
+	err := x.st.View(ctx, func(tx *store.ReadTx) error {
+		var err error
+		b, found, err = tx.Meta(viewKey(user))
+		return err
+	})
+	if err != nil || !found {
+		return nil, false, err
+	}
+	var a access.Answers
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, false, fmt.Errorf("read the view answers of user %d: %w", user, err)
+	}
+	return &a, true, nil
+}
+
+func (x viewExchange) Publish(ctx context.Context, user int64, a *access.Answers) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("encode the view answers of user %d: %w", user, err)
+	}
+	return x.st.Update(ctx, func(tx *store.WriteTx) error { return tx.SetMeta(viewKey(user), b) })
+}
+
+func (x viewExchange) Claim(ctx context.Context, user int64) (func(), bool, error) {
+	name := "view/user/" + strconv.FormatInt(user, 10)
+	held, err := x.st.AcquireLease(ctx, name, x.holder, viewClaimTTL)
+	if err != nil || !held {
+		return func() {}, false, err
+	}
+	return func() { _ = x.st.ReleaseLease(context.WithoutCancel(ctx), name, x.holder) }, true, nil
+}
