@@ -229,7 +229,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodOptions {
 		rec.Header().Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-		rec.Header().Set("Access-Control-Allow-Headers", "Content-Type, Authorization, X-OpenProject-Api-Key, Mcp-Session-Id, Last-Event-ID, Mcp-Protocol-Version")
+		rec.Header().Set("Access-Control-Allow-Headers", "Content-Type, Authorization, X-OpenProject-Api-Key, Mcp-Session-Id, Last-Event-ID, Mcp-Protocol-Version, Mcp-Method, Mcp-Name")
 		rec.WriteHeader(http.StatusNoContent)
 		return
 	}

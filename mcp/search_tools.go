@@ -427,28 +427,44 @@ func parsePaging(mode string, offset, pageSize int) (search.Query, error) {
 
 // search runs q on the index and shapes the answer. A project given by
 // identifier is resolved from the index's own projects.
+// MetaIndexKey is the _meta key of a search answer's index block: the
+// same freshness the structured answer's "index" holds, for clients that
+// show the model only the content yet want to show people how current
+// the answer is.
+const MetaIndexKey = "opsearch/index"
+
+// search answers a search tool, with the answer's index block in _meta
+// too (MetaIndexKey).
 func (s *server) search(ctx context.Context, tool string, q search.Query, project searchProject, note string) (*sdk.CallToolResult, any, error) {
+	ans, err := s.searchAnswer(ctx, tool, q, project, note)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &sdk.CallToolResult{Meta: sdk.Meta{MetaIndexKey: ans.Index}}, ans, nil
+}
+
+func (s *server) searchAnswer(ctx context.Context, tool string, q search.Query, project searchProject, note string) (*searchAnswer, error) {
 	sr, err := s.idx.Searcher()
 	switch {
 	case errors.Is(err, ErrIndexNotReady):
-		return nil, notReadyAnswer(q, note, notReadyNote), nil
+		return notReadyAnswer(q, note, notReadyNote), nil
 	case errors.Is(err, sync.ErrKeyNotVerified):
 		// Not an error the agent can fix: the index exists but is not
 		// this key's until OpenProject says so.
-		return nil, notReadyAnswer(q, note, sync.ErrKeyNotVerified.Error()+"; nothing can be concluded from this empty answer. The list_* tools read OpenProject directly"), nil
+		return notReadyAnswer(q, note, sync.ErrKeyNotVerified.Error()+"; nothing can be concluded from this empty answer. The list_* tools read OpenProject directly"), nil
 	case err != nil:
-		return nil, nil, s.failOpen(ctx, tool, err)
+		return nil, s.failOpen(ctx, tool, err)
 	}
 	if project.set {
 		id, err := s.resolveProject(ctx, sr, project)
 		if err != nil {
-			return nil, nil, s.fail(ctx, tool, err)
+			return nil, s.fail(ctx, tool, err)
 		}
 		q.ProjectIDs = []int64{id}
 	}
 	if slots := s.opts.SearchSlots; slots != nil && !slotHeld(ctx) {
 		if err := slots.Acquire(ctx); err != nil {
-			return nil, nil, s.fail(ctx, tool, fmt.Errorf("wait for a search slot: %w", err))
+			return nil, s.fail(ctx, tool, fmt.Errorf("wait for a search slot: %w", err))
 		}
 		defer slots.Release()
 	}
@@ -458,20 +474,20 @@ func (s *server) search(ctx context.Context, tool string, q search.Query, projec
 		s.opts.ObserveSearch(time.Since(start), tool)
 	}
 	if errors.Is(err, ErrIndexNotReady) {
-		return nil, notReadyAnswer(q, note, notReadyNote), nil
+		return notReadyAnswer(q, note, notReadyNote), nil
 	}
 	if errors.Is(err, search.ErrNothingToSearch) {
 		// Caught above for the tools' own queries; said the same way
 		// should the engine find another.
-		return nil, nil, argErr("query", "has nothing to search for: %q holds no letters or digits", q.Text)
+		return nil, argErr("query", "has nothing to search for: %q holds no letters or digits", q.Text)
 	}
 	if err != nil {
-		return nil, nil, s.fail(ctx, tool, err)
+		return nil, s.fail(ctx, tool, err)
 	}
 	if s.verify != nil && len(resp.Results) > 0 {
 		var withheld string
 		if resp, withheld, err = s.verifyAnswer(ctx, sr, q, resp); err != nil {
-			return nil, nil, s.fail(ctx, tool, err)
+			return nil, s.fail(ctx, tool, err)
 		}
 		note = strings.TrimPrefix(note+"; "+withheld, "; ")
 		note = strings.TrimSuffix(note, "; ")
@@ -492,7 +508,7 @@ func (s *server) search(ctx context.Context, tool string, q search.Query, projec
 	if more && resp.Page*resp.PageSize < maxResultWindow {
 		ans.NextOffset = resp.Page + 1
 	}
-	return nil, ans, nil
+	return ans, nil
 }
 
 func (s *server) resolveProject(ctx context.Context, sr Searcher, p searchProject) (int64, error) {

@@ -166,6 +166,7 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "opsearch", Title: "OpenProject search (opsearch)", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,
+		SetCacheable: setCacheable,
 	})
 	srv.AddReceivingMiddleware(s.checkToolArgs)
 	s.registerSearchTools(srv)
@@ -174,6 +175,24 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 		s.registerWriteTools(srv)
 	}
 	return srv
+}
+
+// ListTTL is the cache hint (ttlMs) of server/discover and the list
+// results: what they list is fixed for the life of the process (the
+// write tools are there or not by --read-only, set at start), and the
+// same for every user, so any client or intermediary may keep it
+// ("public") for an hour.
+const ListTTL = time.Hour
+
+// setCacheable is the ServerOptions.SetCacheable hook (2026-07-28 cache
+// hints). resources/read is left as its handler says: what a resource
+// holds changes with the index and is the user's own.
+func setCacheable(_ context.Context, req sdk.Request, c *sdk.Cacheable) {
+	if _, ok := req.(*sdk.ReadResourceRequest); ok {
+		return
+	}
+	c.TTLMs = int(ListTTL / time.Millisecond)
+	c.CacheScope = "public"
 }
 
 const instructions = `opsearch answers questions about an OpenProject instance.
