@@ -31,7 +31,9 @@ func protocolTransports(t *testing.T) map[string]connector {
 	e := newHTTPEnv(t, httpEnvOpts{})
 	e.syncUsers(t.Context())
 	key := map[string]string{"X-OpenProject-Api-Key": optest.AliceKey}
-	client := func() *sdk.Client { return sdk.NewClient(&sdk.Implementation{Name: "protocol-test", Version: "0"}, nil) }
+	client := func() *sdk.Client {
+		return sdk.NewClient(&sdk.Implementation{Name: "protocol-test", Version: "0"}, nil)
+	}
 	connect := func(t *testing.T, tr sdk.Transport, v string) *sdk.ClientSession {
 		t.Helper()
 		cs, err := client().Connect(t.Context(), tr, &sdk.ClientSessionOptions{ProtocolVersion: v})
