@@ -176,7 +176,7 @@ func TestGolden_SearchOutputs(t *testing.T) {
 	})
 
 	t.Run("not ready", func(t *testing.T) {
-		cs := connectInMemory(t, mcp.NewServer(e.client, mcp.NewUserIndex(mcp.UserIndexOptions{}), mcp.Options{}))
+		cs := connectInMemory(t, mcp.NewServer(e.client, mcp.NewUserIndex(mcp.UserIndexOptions{}), mcp.Options{OpenWait: -1}))
 		res := call(t, cs, "openproject_search", map[string]any{"query": "budget"})
 		raw, _ := json.Marshal(res.StructuredContent)
 		checkGolden(t, "search_not_ready", normalizeJSON(t, raw, replace))

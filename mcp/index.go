@@ -38,6 +38,9 @@ type UserIndex struct {
 	user    *sync.User
 	eng     *search.Engine
 	openErr error
+	// opened is closed, and replaced, whenever the index becomes ready or
+	// fails to open (WaitOpen).
+	opened chan struct{}
 	// leases counts the operations using each user (see lease); leaseMu
 	// guards the map, which lease fills under the read lock.
 	leaseMu gosync.Mutex
@@ -77,7 +80,33 @@ type UserIndexOptions struct {
 
 // NewUserIndex returns a UserIndex that is not ready.
 func NewUserIndex(opts UserIndexOptions) *UserIndex {
-	return &UserIndex{schedule: opts.Schedule, opts: opts}
+	return &UserIndex{schedule: opts.Schedule, opts: opts, opened: make(chan struct{})}
+}
+
+// WaitOpen waits until the index is ready or has failed to open, or ctx
+// ends: a search arriving in a process's first moments, while the index
+// on disk is still being opened, answers from it instead of saying it is
+// not ready (Options.OpenWait bounds the wait).
+func (x *UserIndex) WaitOpen(ctx context.Context) {
+	for {
+		x.mu.RLock()
+		done, ch := x.eng != nil || x.openErr != nil, x.opened
+		x.mu.RUnlock()
+		if done {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// signalOpened wakes WaitOpen's callers; x.mu is held.
+func (x *UserIndex) signalOpened() {
+	close(x.opened)
+	x.opened = make(chan struct{})
 }
 
 var _ Index = (*UserIndex)(nil)
@@ -123,6 +152,7 @@ func (x *UserIndex) setUser(u *sync.User) (*sync.User, *gosync.WaitGroup) {
 		}
 		x.eng = search.New(u.Store, idx, so)
 		x.openErr = nil
+		x.signalOpened()
 		x.viewMu.Lock()
 		x.viewVis, x.viewEng = nil, nil
 		x.viewMu.Unlock()
@@ -209,6 +239,7 @@ func (x *UserIndex) SetWorker(w *sync.Worker) {
 func (x *UserIndex) SetOpenError(err error) {
 	x.mu.Lock()
 	x.openErr = err
+	x.signalOpened()
 	x.mu.Unlock()
 }
 

@@ -514,7 +514,8 @@ func TestSearchTools_NotReady(t *testing.T) {
 	data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
 	_, base := optesting.Start(t, data, optest.Options{})
 	idx := mcp.NewUserIndex(mcp.UserIndexOptions{})
-	cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), idx, mcp.Options{}))
+	// Nothing opens this index: no search need wait for it.
+	cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), idx, mcp.Options{OpenWait: -1}))
 	for tool, args := range searchToolArgs() {
 		a := callOK[answer](t, cs, tool, args)
 		if a.Index.Ready || len(a.Results) != 0 || !strings.Contains(a.Index.Note, "nothing can be concluded") {
@@ -529,6 +530,48 @@ func TestSearchTools_NotReady(t *testing.T) {
 	if res := call(t, cs, "openproject_list_projects", nil); res.IsError {
 		t.Errorf("list projects while the index is not ready: %s", resultText(res))
 	}
+}
+
+// TestSearchWaitsForOpen: a search arriving while the index is being
+// opened waits for the outcome (bounded by Options.OpenWait) instead of
+// answering "not ready" at once; one-shot clients start the server and
+// search in the same breath.
+func TestSearchWaitsForOpen(t *testing.T) {
+	data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
+	_, base := optesting.Start(t, data, optest.Options{})
+	t.Run("the outcome answers", func(t *testing.T) {
+		idx := mcp.NewUserIndex(mcp.UserIndexOptions{})
+		// An hour: the test ends by the outcome, not the bound.
+		cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), idx, mcp.Options{OpenWait: time.Hour}))
+		done := make(chan *sdk.CallToolResult, 1)
+		go func() {
+			res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "openproject_search", Arguments: map[string]any{"query": "budget"}})
+			if err != nil {
+				t.Error(err)
+			}
+			done <- res
+		}()
+		// The search is waiting when the open fails; if it did not wait,
+		// it answered "not ready" already.
+		select {
+		case res := <-done:
+			t.Fatalf("the search answered before the index opened: %s", resultText(res))
+		case <-time.After(100 * time.Millisecond):
+		}
+		idx.SetOpenError(errors.New("the disk is on fire"))
+		res := <-done
+		if res == nil || !res.IsError || !strings.Contains(resultText(res), "the disk is on fire") {
+			t.Errorf("after the open failed the search answered %s; want the failure", resultText(res))
+		}
+	})
+	t.Run("bounded", func(t *testing.T) {
+		idx := mcp.NewUserIndex(mcp.UserIndexOptions{})
+		cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), idx, mcp.Options{OpenWait: time.Millisecond}))
+		a := callOK[answer](t, cs, "openproject_search", map[string]any{"query": "budget"})
+		if a.Index.Ready || !strings.Contains(a.Index.Note, "nothing can be concluded") {
+			t.Errorf("an index that never opens: %+v; want the not-ready answer", a)
+		}
+	})
 }
 
 // searchToolArgs is one valid call of each search tool.

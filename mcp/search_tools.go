@@ -427,6 +427,13 @@ func parsePaging(mode string, offset, pageSize int) (search.Query, error) {
 
 // search runs q on the index and shapes the answer. A project given by
 // identifier is resolved from the index's own projects.
+// openWaiter is an Index that can wait for itself to open (UserIndex).
+type openWaiter interface {
+	WaitOpen(ctx context.Context)
+}
+
+var _ openWaiter = (*UserIndex)(nil)
+
 // MetaIndexKey is the _meta key of a search answer's index block: the
 // same freshness the structured answer's "index" holds, for clients that
 // show the model only the content yet want to show people how current
@@ -445,6 +452,12 @@ func (s *server) search(ctx context.Context, tool string, q search.Query, projec
 
 func (s *server) searchAnswer(ctx context.Context, tool string, q search.Query, project searchProject, note string) (*searchAnswer, error) {
 	sr, err := s.idx.Searcher()
+	if w, ok := s.idx.(openWaiter); ok && errors.Is(err, ErrIndexNotReady) && s.opts.OpenWait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, s.opts.OpenWait)
+		w.WaitOpen(wctx)
+		cancel()
+		sr, err = s.idx.Searcher()
+	}
 	switch {
 	case errors.Is(err, ErrIndexNotReady):
 		return notReadyAnswer(q, note, notReadyNote), nil

@@ -96,7 +96,19 @@ type Options struct {
 	// VerifyTTL is how long a result's verdict is kept (0:
 	// DefaultVerifyTTL).
 	VerifyTTL time.Duration
+	// OpenWait bounds how long a search waits for an index that is being
+	// opened (a process's first moments: a one-shot client such as MCP
+	// Inspector's CLI starts the server and searches at once) before it
+	// answers that the index is not ready. 0: DefaultOpenWait; negative:
+	// no wait.
+	OpenWait time.Duration
 }
+
+// DefaultOpenWait is Options.OpenWait's default. Opening an index that
+// exists takes milliseconds, reaching OpenProject to learn whose it is
+// a round trip; a first crawl is not waited for (the index opens empty
+// and the answer says the crawl is incomplete).
+const DefaultOpenWait = 5 * time.Second
 
 // SearchSlots bounds the index searches running at once, shared by every
 // server of a process, and tells background work when searches are
@@ -159,6 +171,7 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	opts.Version = cmp.Or(opts.Version, "0.1.0")
 	opts.LiveTimeout = cmp.Or(opts.LiveTimeout, DefaultLiveTimeout)
+	opts.OpenWait = cmp.Or(opts.OpenWait, DefaultOpenWait)
 	s := &server{api: api, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "mcp")}
 	if opts.VerifyResults {
 		s.verify = newVerifier(api, opts.VerifyTTL)

@@ -1,0 +1,304 @@
+// Package interop runs third-party MCP clients against opsearch: the
+// official TypeScript SDK (v1, and the v2 client package) and MCP
+// Inspector's CLI, from npm, pinned in ts/package-lock.json, over
+// Streamable HTTP and stdio, against the real binary and the fake
+// OpenProject. It needs Node.js and npm (and the npm registry, or npm's
+// cache); without them it skips, except under CI=true.
+package interop_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	gosync "sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/openproject/opgen"
+	"github.com/opsearch/opsearch/openproject/optest"
+)
+
+// tool finds a program on the PATH, or skips (fails under CI).
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is needed for the interop tests: %v", name, err)
+		}
+		t.Skipf("no %s on the PATH: the TypeScript clients cannot run", name)
+	}
+	return p
+}
+
+// install copies ts/ into a new directory and installs the pinned
+// packages there, so the checkout stays clean.
+func install(t *testing.T) string {
+	t.Helper()
+	npm := tool(t, "npm")
+	dir := t.TempDir()
+	for _, f := range []string{"package.json", "package-lock.json", "client.mjs"} {
+		b, err := os.ReadFile(filepath.Join("ts", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.CommandContext(t.Context(), npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("npm ci: %v\n%s", err, out)
+		}
+		t.Skipf("npm ci failed (no registry?): %v\n%s", err, out)
+	}
+	return dir
+}
+
+// recorder is a reverse proxy in front of an HTTP server that notes the
+// protocol versions clients send (the MCP-Protocol-Version header every
+// request after the handshake carries).
+type recorder struct {
+	mu       gosync.Mutex
+	versions []string
+}
+
+func (r *recorder) handler(target string) http.Handler {
+	u, _ := url.Parse(target)
+	p := httputil.NewSingleHostReverseProxy(u)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if v := req.Header.Get("Mcp-Protocol-Version"); v != "" {
+			r.mu.Lock()
+			if !slices.Contains(r.versions, v) {
+				r.versions = append(r.versions, v)
+			}
+			r.mu.Unlock()
+		}
+		p.ServeHTTP(w, req)
+	})
+}
+
+// take returns the versions seen since the last call.
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := r.versions
+	r.versions = nil
+	return v
+}
+
+type outcome struct {
+	Package         string `json:"package"`
+	Version         string `json:"version"`
+	ProtocolVersion string `json:"protocolVersion"`
+	Tools           int    `json:"tools"`
+	Results         int    `json:"results"`
+	Meta            bool   `json:"meta"`
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func TestTypeScriptClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs npm packages and runs Node.js clients")
+	}
+	node := tool(t, "node")
+	dir := install(t)
+	bin := filepath.Join(t.TempDir(), "opsearch")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/opsearch/opsearch/cmd/opsearch").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	data := opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 200})
+	_, base := optesting.Start(t, data, optest.Options{})
+	query := data.WorkPackages[7].Subject
+
+	// The team server, as its own process.
+	addr := freeAddr(t)
+	srv := exec.Command(bin, "serve", "--http", addr)
+	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENPROJECT_BASE_URL=" + base, "OPSEARCH_DATA_DIR=" + t.TempDir()}
+	var srvErr bytes.Buffer
+	srv.Stderr = &srvErr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = srv.Process.Kill()
+		_ = srv.Wait()
+		if t.Failed() {
+			t.Logf("opsearch serve --http:\n%s", srvErr.String())
+		}
+	})
+	rec := &recorder{}
+	proxy := httptest.NewServer(rec.handler("http://" + addr))
+	t.Cleanup(proxy.Close)
+	// A minute bounds a failure; the server listens within milliseconds.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get("http://" + addr + "/health"); err == nil {
+			_ = resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("opsearch serve --http does not answer /health")
+		}
+	}
+	stdioData := t.TempDir()
+	stdioEnv := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENPROJECT_BASE_URL=" + base,
+		"OPENPROJECT_API_KEY=" + optest.AliceKey, "OPSEARCH_DATA_DIR=" + stdioData, "OPSEARCH_BIN=" + bin,
+	}
+
+	// What the Go SDK's own listing says, to compare counts with.
+	want := goToolCount(t, "http://"+addr+"/mcp")
+
+	run := func(t *testing.T, env []string, args ...string) []byte {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, args...)
+		cmd.Dir, cmd.Env = dir, env
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("node %v: %v\n%s%s", args, err, out, stderr.String())
+		}
+		return out
+	}
+	var report []string
+	for _, c := range []struct{ sdk, mode string }{{"v1", "http"}, {"v2", "http"}, {"v1", "stdio"}, {"v2", "stdio"}} {
+		t.Run(c.sdk+"/"+c.mode, func(t *testing.T) {
+			env := append(slices.Clone(stdioEnv), "OPSEARCH_URL="+proxy.URL+"/mcp", "OPSEARCH_KEY="+optest.AliceKey, "OPSEARCH_QUERY="+query)
+			out := run(t, env, "client.mjs", c.sdk, c.mode)
+			var o outcome
+			if err := json.Unmarshal(bytes.TrimSpace(out), &o); err != nil {
+				t.Fatalf("client output %q: %v", out, err)
+			}
+			seen := rec.take()
+			if c.mode == "http" && !slices.Equal(seen, []string{o.ProtocolVersion}) {
+				t.Errorf("the client says it negotiated %q; its requests said %v", o.ProtocolVersion, seen)
+			}
+			if !slices.Contains(sdk.SupportedProtocolVersions(), o.ProtocolVersion) {
+				t.Errorf("negotiated %q, not a revision opsearch speaks", o.ProtocolVersion)
+			}
+			if o.Tools != want || o.Results == 0 || !o.Meta {
+				t.Errorf("%+v: want %d tools, search results, and the index block in _meta", o, want)
+			}
+			report = append(report, o.Package+" "+o.Version+" over "+c.mode+": "+o.ProtocolVersion)
+		})
+	}
+
+	inspector := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector")
+	version := packageVersion(t, inspector)
+	cli := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
+	inspect := func(t *testing.T, target []string, extra ...string) map[string]any {
+		t.Helper()
+		args := append([]string{cli, "--cli"}, target...)
+		out := run(t, stdioEnv, append(args, extra...)...)
+		var v map[string]any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("inspector output %.300q: %v", out, err)
+		}
+		return v
+	}
+	search := []string{"--method", "tools/call", "--tool-name", "openproject_search", "--tool-arg", "query=" + query}
+	for _, c := range []struct {
+		mode   string
+		target []string
+	}{
+		{"http", []string{proxy.URL + "/mcp", "--header", "X-OpenProject-Api-Key: " + optest.AliceKey}},
+		// The v1 stdio run above synced this data directory: each CLI
+		// call starts a new server on it.
+		{"stdio", []string{bin, "serve", "-e", "OPENPROJECT_BASE_URL=" + base, "-e", "OPENPROJECT_API_KEY=" + optest.AliceKey, "-e", "OPSEARCH_DATA_DIR=" + stdioData}},
+	} {
+		t.Run("inspector/"+c.mode, func(t *testing.T) {
+			list := inspect(t, c.target, "--method", "tools/list")
+			if tools, _ := list["tools"].([]any); len(tools) != want {
+				t.Errorf("tools/list: %d tools, want %d", len(tools), want)
+			}
+			res := inspect(t, c.target, search...)
+			structured, _ := res["structuredContent"].(map[string]any)
+			results, _ := structured["results"].([]any)
+			meta, _ := res["_meta"].(map[string]any)
+			if len(results) == 0 || meta["opsearch/index"] == nil {
+				t.Errorf("search: %d results, _meta %v; want results and the index block", len(results), meta)
+			}
+			negotiated := "not observable over stdio"
+			if c.mode == "http" {
+				negotiated = strings.Join(rec.take(), ", ")
+				if negotiated == "" {
+					t.Error("the inspector's requests carried no protocol version")
+				}
+			}
+			report = append(report, "@modelcontextprotocol/inspector "+version+" (CLI) over "+c.mode+": "+negotiated)
+		})
+	}
+	nodeVersion, _ := exec.Command(node, "--version").Output()
+	t.Logf("Node.js %s", strings.TrimSpace(string(nodeVersion)))
+	for _, line := range report {
+		t.Log(line)
+	}
+}
+
+// goToolCount lists the tools with the Go SDK's client.
+func goToolCount(t *testing.T, endpoint string) int {
+	t.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "interop", Version: "0"}, nil).Connect(t.Context(),
+		&sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: keyRT{optest.AliceKey}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cs.Close() }()
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(res.Tools)
+}
+
+type keyRT struct{ key string }
+
+func (k keyRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-OpenProject-Api-Key", k.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func packageVersion(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var p struct {
+		Version string `json:"version"`
+	}
+	if err := json.NewDecoder(bufio.NewReader(f)).Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Version
+}
