@@ -42,6 +42,9 @@ func (s *server) fail(ctx context.Context, tool string, err error) error {
 	}
 	id := requestID()
 	msg := userMessage(err)
+	if s.opts.OnRejected != nil && errors.Is(err, openproject.ErrUnauthenticated) {
+		s.opts.OnRejected()
+	}
 	s.log.ErrorContext(ctx, "tool call failed", "tool", tool, "request_id", id, "error", err.Error())
 	return fmt.Errorf("%s (request id %s)", msg, id)
 }

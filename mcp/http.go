@@ -166,6 +166,8 @@ func NewHTTPHandler(opts HTTPOptions) (http.Handler, error) {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", h.health)
+	mux.HandleFunc("GET "+resourceMetadataPath, h.resourceMetadata)
+	mux.HandleFunc("GET "+resourceMetadataPath+"/mcp", h.resourceMetadata)
 	mux.HandleFunc("/mcp", h.serveStreamable)
 	mux.HandleFunc("/{$}", h.serveStreamable)
 	mux.HandleFunc("/sse", h.serveSSEPath)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -114,7 +115,7 @@ func (h *httpHandler) apiKey(r *http.Request) (string, bool) {
 func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease[*HTTPUser], *keyServer) {
 	key, _ := h.apiKey(r)
 	if key == "" {
-		unauthorized(w, "Unauthorized: an OpenProject API key is required (Authorization: Bearer, X-OpenProject-Api-Key header, or apiKey query parameter)")
+		h.unauthorized(w, r, "Unauthorized: an OpenProject API key or OAuth access token is required (Authorization: Bearer, X-OpenProject-Api-Key header, or apiKey query parameter)")
 		return nil, nil
 	}
 	l, err := h.mgr.Acquire(r.Context(), key)
@@ -133,7 +134,8 @@ func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease
 		}
 		return NewServer(api, l.Attachment.idx, Options{ReadOnly: h.opts.ReadOnly, Logger: h.opts.Logger, Version: h.opts.Version,
 			ObserveSearch: h.opts.ObserveSearch, Upstream: h.mgr, LiveTimeout: h.opts.LiveTimeout, SearchSlots: h.searchSlots,
-			VerifyResults: h.opts.VerifyResults, VerifyTTL: h.opts.VerifyTTL}), nil
+			VerifyResults: h.opts.VerifyResults, VerifyTTL: h.opts.VerifyTTL,
+			OnRejected: func() { h.mgr.Reject(key) }}), nil
 	})
 	if err != nil {
 		l.Release()
@@ -146,7 +148,7 @@ func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease
 func (h *httpHandler) writeAcquireError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, openproject.ErrUnauthenticated), errors.Is(err, openproject.ErrPermission):
-		unauthorized(w, "Unauthorized: OpenProject rejected the API key")
+		h.unauthorized(w, r, "Unauthorized: OpenProject rejected the API key or access token")
 	case errors.Is(err, sync.ErrTooManyUsers), errors.Is(err, sync.ErrManagerClosed), errors.Is(err, sync.ErrIndexBuilding):
 		w.Header().Set("Retry-After", "30")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "Service Unavailable: " + err.Error()})
@@ -166,7 +168,41 @@ func (h *httpHandler) writeAcquireError(w http.ResponseWriter, r *http.Request, 
 	}
 }
 
-func unauthorized(w http.ResponseWriter, msg string) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="opsearch"`)
+// unauthorized answers 401 with a challenge naming the protected
+// resource metadata (RFC 9728), so an OAuth-capable client can find
+// OpenProject's authorization server and sign the user in.
+func (h *httpHandler) unauthorized(w http.ResponseWriter, r *http.Request, msg string) {
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="opsearch", resource_metadata=%q`, publicURL(r, resourceMetadataPath)))
 	writeJSON(w, http.StatusUnauthorized, map[string]any{"error": msg})
+}
+
+// resourceMetadataPath is where the protected resource metadata (RFC
+// 9728) is served.
+const resourceMetadataPath = "/.well-known/oauth-protected-resource"
+
+// publicURL is path on this server as the client reached it: the Host it
+// asked for (checked by hostAllowed), and https when the connection or a
+// TLS-terminating proxy (X-Forwarded-Proto) says so.
+func publicURL(r *http.Request, path string) string {
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + path
+}
+
+// resourceMetadata answers GET /.well-known/oauth-protected-resource
+// (and the same with the resource's path appended, as RFC 9728 asks
+// clients to try first): opsearch is a resource that takes OpenProject's
+// OAuth access tokens, issued by the instance itself with the api_v3
+// scope opsearch needs to read and write through API v3.
+func (h *httpHandler) resourceMetadata(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "max-age=3600")
+	writeJSON(w, http.StatusOK, map[string]any{
+		"resource":                 publicURL(r, "/mcp"),
+		"authorization_servers":    []string{strings.TrimRight(h.opts.BaseURL, "/")},
+		"scopes_supported":         []string{"api_v3"},
+		"bearer_methods_supported": []string{"header"},
+		"resource_name":            "opsearch: search for OpenProject",
+	})
 }

@@ -66,7 +66,7 @@ func startModeServerStore(t testing.TB, base string, shared *sync.SharedOptions,
 	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: t.TempDir(),
 		NewClient: func(key string) (sync.UserAPI, error) {
-			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, Timeout: 20 * time.Second, Logger: logger})
+			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, EitherScheme: true, Timeout: 20 * time.Second, Logger: logger})
 		},
 		Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, mcp.HTTPUserHooks{}),
 		Schedule:    "@every 1h",

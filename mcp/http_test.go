@@ -119,7 +119,7 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 		mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 			DataDir: dataDir,
 			NewClient: func(key string) (sync.UserAPI, error) {
-				return openproject.New(openproject.Config{BaseURL: base, APIKey: key, Timeout: 20 * time.Second, Logger: logger})
+				return openproject.New(openproject.Config{BaseURL: base, APIKey: key, EitherScheme: true, Timeout: 20 * time.Second, Logger: logger})
 			},
 			Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, mcp.HTTPUserHooks{}),
 			Schedule:    "@every 1h",
@@ -546,9 +546,10 @@ func TestHTTPUnauthorized(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("GET /sse with a rejected key: %d", resp.StatusCode)
 	}
-	// The rejected key was asked about once, however often it came.
-	if n := e.op.RequestCount("/api/v3/users/me"); n != 1 {
-		t.Errorf("/users/me requests = %d, want 1", n)
+	// The rejected key was asked about once, however often it came: as
+	// an API key, then as an OAuth token.
+	if n := e.op.RequestCount("/api/v3/users/me"); n != 2 {
+		t.Errorf("/users/me requests = %d, want 2", n)
 	}
 }
 
@@ -563,9 +564,10 @@ func TestHTTPKeyValidationCached(t *testing.T) {
 	}
 	wg.Wait()
 	// Validation plus the open: one /users/me for alice (OpenUser reuses
-	// the validation), one for the bad key.
-	if n := e.op.RequestCount("/api/v3/users/me"); n != 2 {
-		t.Errorf("/users/me requests = %d, want 2", n)
+	// the validation), two for the bad key, asked about once: refused as
+	// an API key, then as an OAuth token.
+	if n := e.op.RequestCount("/api/v3/users/me"); n != 3 {
+		t.Errorf("/users/me requests = %d, want 3", n)
 	}
 }
 

@@ -67,7 +67,7 @@ func (h *httpHandler) restTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if key, _ := h.apiKey(r); key == "" {
-		unauthorized(w, "Unauthorized: an OpenProject API key is required (Authorization: Bearer, X-OpenProject-Api-Key header, or apiKey query parameter)")
+		h.unauthorized(w, r, "Unauthorized: an OpenProject API key or OAuth access token is required (Authorization: Bearer, X-OpenProject-Api-Key header, or apiKey query parameter)")
 		return
 	}
 	body, err := io.ReadAll(r.Body)

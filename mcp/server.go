@@ -102,6 +102,11 @@ type Options struct {
 	// answers that the index is not ready. 0: DefaultOpenWait; negative:
 	// no wait.
 	OpenWait time.Duration
+	// OnRejected, if set, is called when OpenProject refuses the
+	// server's credential during a tool call (a revoked key or OAuth
+	// token): the team server forgets it, so the client's next request
+	// gets 401 and, with OAuth, signs the user in again.
+	OnRejected func()
 }
 
 // DefaultOpenWait is Options.OpenWait's default. Opening an index that

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	json "github.com/go-json-experiment/json/v1"
@@ -36,6 +37,13 @@ type Config struct {
 	// Bearer sends the key as "Authorization: Bearer <key>" (newer servers,
 	// OAuth tokens).
 	Bearer bool
+	// EitherScheme is for a credential that may be an API key or an OAuth
+	// access token (a team server's users bring either): it is sent as
+	// Basic "apikey:<key>" (every server takes an API key so) until the
+	// server answers 401, then as a Bearer token (an OAuth token, or an
+	// API key where Basic auth is off), which is kept from then on if it
+	// works. Ignored when Bearer is set.
+	EitherScheme bool
 	// HTTPClient is used for requests; nil uses a client with sensible
 	// transport timeouts. Its Timeout, if any, bounds each attempt.
 	HTTPClient *http.Client
@@ -63,8 +71,11 @@ type Config struct {
 // concurrent use. Capability and status lookups are cached per Client,
 // which is per key, so nothing one user sees is reused for another.
 type Client struct {
-	base    *url.URL
-	auth    string
+	base *url.URL
+	// auth is the Authorization header sent; bearer the one tried after
+	// a 401 with Config.EitherScheme ("" otherwise, or once tried).
+	auth    atomic.Pointer[string]
+	bearer  atomic.Pointer[string]
 	cfg     Config
 	http    *http.Client
 	logger  *slog.Logger
@@ -134,10 +145,15 @@ func New(cfg Config) (*Client, error) {
 		base: u, cfg: cfg, http: hc, logger: logger,
 		secrets: []string{cfg.APIKey, basic},
 	}
-	if cfg.Bearer {
-		c.auth = "Bearer " + cfg.APIKey
-	} else {
-		c.auth = "Basic " + basic
+	bearer, basicAuth := "Bearer "+cfg.APIKey, "Basic "+basic
+	switch {
+	case cfg.Bearer:
+		c.auth.Store(&bearer)
+	case cfg.EitherScheme:
+		c.auth.Store(&basicAuth)
+		c.bearer.Store(&bearer)
+	default:
+		c.auth.Store(&basicAuth)
 	}
 	return c, nil
 }
@@ -284,7 +300,8 @@ func (c *Client) once(ctx context.Context, r request, payload []byte, out any) e
 	if err != nil {
 		return c.errorf(r, ErrRequest, 0, err)
 	}
-	req.Header.Set("Authorization", c.auth)
+	auth := c.auth.Load()
+	req.Header.Set("Authorization", *auth)
 	req.Header.Set("Accept", "application/hal+json, application/json")
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
 	if payload != nil {
@@ -308,6 +325,15 @@ func (c *Client) once(ctx context.Context, r request, payload []byte, out any) e
 	_, readErr := buf.ReadFrom(io.LimitReader(resp.Body, 256<<20))
 	data := buf.Bytes()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if resp.StatusCode == http.StatusUnauthorized {
+			// Config.EitherScheme: the credential may be an OAuth
+			// token. Asked once per client; whichever scheme the
+			// second answer used stays.
+			if bearer := c.bearer.Swap(nil); bearer != nil && c.auth.CompareAndSwap(auth, bearer) {
+				c.logger.Debug("OpenProject refused the credential as an API key; sending it as a Bearer token")
+				return c.once(ctx, r, payload, out)
+			}
+		}
 		return c.statusError(r, resp, data)
 	}
 	if readErr != nil {

@@ -672,6 +672,11 @@ func (m *Manager[A]) acquireSync(ctx context.Context) (func(), error) {
 	return func() { m.syncs.Release(1) }, nil
 }
 
+// Reject forgets that key was valid, after OpenProject refused it
+// outside a sync (a tool call with a revoked key or OAuth token): the
+// next request with it is asked about again, and refused.
+func (m *Manager[A]) Reject(key string) { m.forgetKey(key) }
+
 func (m *Manager[A]) forgetKey(key string) {
 	h := sha256.Sum256([]byte(key))
 	m.keyMu.Lock()

@@ -22,7 +22,8 @@ import (
 
 func newClient(c *connConfig, e env) (*openproject.Client, error) {
 	return openproject.New(openproject.Config{
-		BaseURL: c.baseURL, APIKey: c.apiKey, Bearer: c.bearer, Timeout: c.timeout, Logger: e.logger,
+		// OPENPROJECT_API_KEY may hold an OAuth access token too.
+		BaseURL: c.baseURL, APIKey: c.apiKey, Bearer: c.bearer, EitherScheme: true, Timeout: c.timeout, Logger: e.logger,
 	})
 }
 

@@ -178,8 +178,10 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	// or key).
 	transport := m.Transport(openproject.NewTransport(conn.timeout))
 	newClient := func(key string) (sync.UserAPI, error) {
-		return openproject.New(openproject.Config{BaseURL: conn.baseURL, APIKey: key, Bearer: conn.bearer, Timeout: conn.timeout,
-			Logger: e.logger, HTTPClient: &http.Client{Transport: transport}})
+		// A user brings an API key or an OpenProject OAuth access token
+		// in the same header; the client tells them apart by trying.
+		return openproject.New(openproject.Config{BaseURL: conn.baseURL, APIKey: key, Bearer: conn.bearer, EitherScheme: true,
+			Timeout: conn.timeout, Logger: e.logger, HTTPClient: &http.Client{Transport: transport}})
 	}
 	var mgr *mcp.HTTPUsers
 	um := userMetrics{m: m, active: func() int { return mgr.ActiveUsers() }}

@@ -5,7 +5,10 @@ import (
 	"cmp"
 	"compress/gzip"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -262,9 +265,12 @@ func (s *Server) authenticate(ex *exchange) (*User, bool) {
 			}
 		}
 	case "bearer":
-		// Current servers accept API keys as Bearer tokens. Legacy ones look
-		// the token up as an OAuth token, which the fake has none of. Either
-		// way a failure names the Bearer scheme, as for a bad OAuth token.
+		// An OAuth access token (IssueToken), on every server. Current
+		// servers accept API keys as Bearer tokens too. Either way a
+		// failure names the Bearer scheme, as for a bad OAuth token.
+		if u, ok := s.userByToken(cred); ok {
+			return u, true
+		}
 		if s.opts.Profile == ProfileCurrent {
 			if u, ok := s.userByKey(cred); ok {
 				return u, true
@@ -280,6 +286,50 @@ func (s *Server) authenticate(ex *exchange) (*User, bool) {
 		return nil, false
 	}
 	return u, true
+}
+
+// IssueToken returns a new OAuth access token for the user with login,
+// as OpenProject's OAuth server issues one when the user signs in to an
+// application (scope api_v3): it authenticates as that user, sent as
+// "Authorization: Bearer <token>", until RevokeToken.
+func (s *Server) IssueToken(login string) (string, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("issue token: %w", err)
+	}
+	tok := "opoauth-" + hex.EncodeToString(b[:])
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	for id, u := range s.st.users {
+		if u.Login == login {
+			s.st.tokens[tok] = id
+			return tok, nil
+		}
+	}
+	return "", fmt.Errorf("issue token: no user %q", login)
+}
+
+// RevokeToken makes token invalid, as revoking the application's access
+// in OpenProject does: it answers 401 invalid_token from then on.
+func (s *Server) RevokeToken(token string) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	delete(s.st.tokens, token)
+}
+
+// userByToken returns a copy of the user an OAuth token was issued to.
+func (s *Server) userByToken(token string) (*User, bool) {
+	s.st.mu.RLock()
+	defer s.st.mu.RUnlock()
+	id, ok := s.st.tokens[token]
+	if !ok {
+		return nil, false
+	}
+	u := *s.st.users[id]
+	if u.Status != "" && u.Status != "active" {
+		return nil, false
+	}
+	return &u, true
 }
 
 // userByKey returns a copy of the user an API key belongs to.

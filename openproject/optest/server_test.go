@@ -273,8 +273,24 @@ func filtersParam(fs ...openproject.Filter) string {
 }
 
 func TestAuth(t *testing.T) {
-	_, base := srvStart(t, Options{})
-	_, legacyBase := srvStart(t, Options{Profile: ProfileLegacy})
+	srv, base := srvStart(t, Options{})
+	legacy, legacyBase := srvStart(t, Options{Profile: ProfileLegacy})
+	token, err := srv.IssueToken("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacyToken, err := legacy.IssueToken("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked, err := srv.IssueToken("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.RevokeToken(revoked)
+	if _, err := srv.IssueToken("nobody"); err == nil {
+		t.Error("a token was issued to a user who does not exist")
+	}
 	basic := func(user, pass string) string {
 		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 	}
@@ -297,6 +313,10 @@ func TestAuth(t *testing.T) {
 		{"legacy basic ok", legacyBase, map[string]string{"Authorization": basic("apikey", AliceKey)}, 200, "", ""},
 		{"legacy bearer is an OAuth token", legacyBase, map[string]string{"Authorization": "Bearer " + AliceKey}, 401, msgBadCredentials, `Bearer realm="OpenProject API" error="invalid_token"`},
 		{"unknown path still needs auth", base + "/api/v3/nope", nil, 401, msgNoCredentials, `Basic realm="OpenProject API"`},
+		{"oauth token ok", base, map[string]string{"Authorization": "Bearer " + token}, 200, "", ""},
+		{"legacy oauth token ok", legacyBase, map[string]string{"Authorization": "Bearer " + legacyToken}, 200, "", ""},
+		{"revoked oauth token", base, map[string]string{"Authorization": "Bearer " + revoked}, 401, msgBadCredentials, `Bearer realm="OpenProject API" error="invalid_token"`},
+		{"oauth token is no api key", base, map[string]string{"Authorization": basic("apikey", token)}, 401, msgBadCredentials, `Basic realm="OpenProject API"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,6 +24,8 @@ type store struct {
 	users      map[int64]*User
 	userOrder  []int64 // ascending ids
 	usersByKey map[string]int64
+	// tokens are the OAuth access tokens issued (IssueToken), by user.
+	tokens map[string]int64
 
 	projects     map[int64]*Project
 	projectOrder []int64 // ascending ids
@@ -70,6 +72,7 @@ func newStore(d *Dataset) *store {
 		instanceName: d.InstanceName,
 		users:        map[int64]*User{},
 		usersByKey:   map[string]int64{},
+		tokens:       map[string]int64{},
 		projects:     map[int64]*Project{},
 		identifiers:  map[string]int64{},
 		statuses:     d.Statuses,

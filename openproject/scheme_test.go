@@ -1,0 +1,57 @@
+package openproject_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/optest"
+)
+
+// TestEitherScheme: a credential that may be an API key or an OAuth
+// token (Config.EitherScheme) is sent as an API key first, then, after
+// a 401, as a Bearer token, which stays; a bad one fails as before.
+func TestEitherScheme(t *testing.T) {
+	for _, profile := range []optest.Profile{optest.ProfileCurrent, optest.ProfileLegacy} {
+		t.Run(string(profile), func(t *testing.T) {
+			f := newFixture(t, optest.Options{Profile: profile})
+			token, err := f.srv.IssueToken("alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			either := func(c *openproject.Config) { c.EitherScheme = true }
+			for _, tc := range []struct {
+				name, cred string
+				requests   int // for two calls
+			}{
+				{"api key", optest.AliceKey, 2},
+				{"oauth token", token, 3}, // one refused as an API key, then Bearer for both
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					c := f.client(t, tc.cred, either)
+					before := f.srv.TotalRequests()
+					for range 2 {
+						me, err := c.Me(t.Context())
+						if err != nil || me.Login != "alice" {
+							t.Fatalf("Me = %+v, %v; want alice", me, err)
+						}
+					}
+					if n := f.srv.TotalRequests() - before; n != tc.requests {
+						t.Errorf("%d requests for two calls, want %d", n, tc.requests)
+					}
+				})
+			}
+			t.Run("bad credential", func(t *testing.T) {
+				_, err := f.client(t, "nope", either).Me(t.Context())
+				if !errors.Is(err, openproject.ErrUnauthenticated) {
+					t.Errorf("err = %v, want ErrUnauthenticated", err)
+				}
+			})
+			t.Run("oauth token without EitherScheme", func(t *testing.T) {
+				if _, err := f.client(t, token).Me(t.Context()); !errors.Is(err, openproject.ErrUnauthenticated) {
+					t.Errorf("an OAuth token sent as an API key: err = %v, want ErrUnauthenticated", err)
+				}
+			})
+		})
+	}
+}
