@@ -41,6 +41,9 @@ type HTTPOptions struct {
 	ServerKey string
 	// ReadOnly hides and refuses the write tools, over MCP and REST.
 	ReadOnly bool
+	// ConfirmWrites makes each write answer with a preview first
+	// (Options.ConfirmWrites), over MCP and REST.
+	ConfirmWrites bool
 	// AllowedOrigins are the browser origins (scheme://host[:port]) that
 	// may call the server; "*" allows any. Loopback origins are allowed
 	// when the request's Host is loopback too. Requests without Origin

@@ -92,6 +92,8 @@ func (b *syncBuffer) String() string {
 type harnessOpts struct {
 	key      string
 	readOnly bool
+	// confirmWrites is Options.ConfirmWrites.
+	confirmWrites bool
 	profile  optest.Profile
 	// maxRetryAfter is the client's MaxRetryAfter (0: default).
 	maxRetryAfter time.Duration
@@ -126,8 +128,8 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	}
 	h := &harness{t: t, op: op, base: base, data: op.Dataset(), idx: &testIndex{}, logs: &syncBuffer{}, seen: &syncBuffer{}}
 	logger := slog.New(slog.NewTextHandler(h.logs, nil))
-	srv := NewServer(client, h.idx, Options{ReadOnly: o.readOnly, Logger: logger})
-	h.srv = &server{api: client, idx: h.idx, opts: Options{ReadOnly: o.readOnly, Logger: logger}, log: logger}
+	srv := NewServer(client, h.idx, Options{ReadOnly: o.readOnly, ConfirmWrites: o.confirmWrites, Logger: logger})
+	h.srv = &server{api: client, idx: h.idx, opts: Options{ReadOnly: o.readOnly, ConfirmWrites: o.confirmWrites, Logger: logger}, log: logger}
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := srv.Connect(t.Context(), st, nil)
 	if err != nil {

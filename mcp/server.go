@@ -107,6 +107,9 @@ type Options struct {
 	// token): the team server forgets it, so the client's next request
 	// gets 401 and, with OAuth, signs the user in again.
 	OnRejected func()
+	// ConfirmWrites makes every write tool answer with a preview of what
+	// it would do (nothing changed) unless called with confirm: true.
+	ConfirmWrites bool
 }
 
 // DefaultOpenWait is Options.OpenWait's default. Opening an index that

@@ -238,3 +238,75 @@ func TestWriteVisibility(t *testing.T) {
 		h.fail("openproject_add_comment", map[string]any{"workPackageId": wpID, "comment": "Peek"}, "not found")
 	}
 }
+
+// TestConfirmWrites: with --confirm-writes every write first answers with
+// a preview of what it would change, changing nothing, and applies only
+// when called again with confirm: true. Without the option, confirm is
+// not needed.
+func TestConfirmWrites(t *testing.T) {
+	h := newHarness(t, harnessOpts{confirmWrites: true})
+	type answer struct {
+		WorkPackage wpDetail
+		Note        string
+		Preview     *preview
+	}
+	writes := func() int {
+		return h.op.RequestCount("POST /api/v3/") + h.op.RequestCount("PATCH /api/v3/")
+	}
+	p := h.data.Projects[0]
+	wp := h.data.WorkPackages[2]
+
+	before := writes()
+	var a answer
+	h.ok("openproject_create_work_package", map[string]any{"projectId": p.Identifier, "subject": "Previewed first", "dueDate": "2026-01-31"}, &a)
+	if a.Preview == nil || !strings.Contains(a.Preview.Action, p.Name) || a.Preview.Changes["subject"] != "Previewed first" ||
+		a.Preview.Changes["dueDate"] != "2026-01-31" || !strings.HasPrefix(a.Note, "PREVIEW ONLY") || a.WorkPackage.ID != 0 {
+		t.Errorf("create preview = %+v", a)
+	}
+	h.ok("openproject_update_work_package", map[string]any{"workPackageId": wp.ID, "lockVersion": wp.LockVersion, "subject": "Renamed after a look"}, &a)
+	if a.Preview == nil || a.Preview.Warning != "" || a.WorkPackage.Subject != wp.Subject {
+		t.Errorf("update preview = %+v", a)
+	}
+	if ch, _ := a.Preview.Changes["subject"].(map[string]any); ch["from"] != fmt.Sprintf("%q", wp.Subject) || ch["to"] != `"Renamed after a look"` {
+		t.Errorf("update preview changes = %v", a.Preview.Changes)
+	}
+	h.ok("openproject_update_work_package", map[string]any{"workPackageId": wp.ID, "lockVersion": wp.LockVersion + 7, "subject": "x"}, &a)
+	if a.Preview == nil || !strings.Contains(a.Preview.Warning, "stale") {
+		t.Errorf("a preview with a stale lockVersion does not warn: %+v", a.Preview)
+	}
+	h.ok("openproject_add_comment", map[string]any{"workPackageId": wp.ID, "comment": "Looked at it first"}, &a)
+	if a.Preview == nil || a.Preview.Changes["comment"] != "Looked at it first" || a.WorkPackage.ID != wp.ID {
+		t.Errorf("comment preview = %+v", a)
+	}
+	if n := writes() - before; n != 0 {
+		t.Errorf("previews sent %d writes to OpenProject", n)
+	}
+	if n := len(h.idx.calls()); n != 0 {
+		t.Errorf("previews refreshed the index %d times", n)
+	}
+	// Bad arguments fail before any preview, as they would before a write.
+	h.fail("openproject_create_work_package", map[string]any{"projectId": p.ID, "subject": "x", "dueDate": "31.01.2026"}, "dueDate")
+	h.fail("openproject_update_work_package", map[string]any{"workPackageId": 999999, "lockVersion": 1, "subject": "x"}, "not found")
+
+	// Confirmed, the writes apply.
+	var w writeAnswer
+	h.ok("openproject_create_work_package", map[string]any{"projectId": p.Identifier, "subject": "Previewed first", "confirm": true}, &w)
+	if w.WorkPackage.ID == 0 || w.WorkPackage.Subject != "Previewed first" {
+		t.Errorf("confirmed create = %+v", w)
+	}
+	h.ok("openproject_update_work_package", map[string]any{"workPackageId": wp.ID, "lockVersion": wp.LockVersion, "subject": "Renamed after a look", "confirm": true}, &w)
+	if w.WorkPackage.Subject != "Renamed after a look" {
+		t.Errorf("confirmed update = %+v", w)
+	}
+	h.ok("openproject_add_comment", map[string]any{"workPackageId": wp.ID, "comment": "Looked at it first", "confirm": true}, &w)
+	if w.Comment == nil {
+		t.Errorf("confirmed comment = %+v", w)
+	}
+
+	// Without the option a write applies at once; confirm changes nothing.
+	plain := newHarness(t, harnessOpts{})
+	plain.ok("openproject_add_comment", map[string]any{"workPackageId": wp.ID, "comment": "No questions asked"}, &w)
+	if w.Comment == nil {
+		t.Errorf("without --confirm-writes the comment was not added: %+v", w)
+	}
+}

@@ -42,13 +42,39 @@ func (s *server) registerWriteTools(srv *sdk.Server) {
 }
 
 // writeOut is the answer of a write: the changed item and whether the local
-// index already reflects it.
+// index already reflects it; or, on a server that asks for confirmation
+// (Options.ConfirmWrites), the preview of a write not yet applied.
 type writeOut struct {
 	WorkPackage    wpDetail     `json:"workPackage"`
 	Comment        *activityRow `json:"comment"`
 	IndexRefreshed bool         `json:"indexRefreshed"`
 	Note           string       `json:"note"`
+	Preview        *preview     `json:"preview,omitempty"`
 }
+
+// confirmArg is the argument every write tool takes for --confirm-writes.
+type confirmArg struct {
+	Confirm bool `json:"confirm,omitempty" jsonschema:"with --confirm-writes: true applies; otherwise a preview is returned and nothing changes"`
+}
+
+// preview is what a write would do, answered instead of doing it until
+// the call comes again with confirm: true.
+type preview struct {
+	// Action says what would happen, in words.
+	Action string `json:"action"`
+	// Changes are the fields the write would set: for an update, each
+	// field's current value and the new one.
+	Changes map[string]any `json:"changes,omitempty"`
+	// Warning names what would make the write fail as it stands.
+	Warning string `json:"warning,omitempty"`
+}
+
+// confirmNote is the note of every preview.
+const confirmNote = "PREVIEW ONLY: nothing was changed. Show this to the user; to apply it, call the same tool again with the same arguments and confirm: true"
+
+// previewing reports whether a write must answer with a preview: the
+// server asks for confirmation and the call did not give it.
+func (s *server) previewing(c confirmArg) bool { return s.opts.ConfirmWrites && !c.Confirm }
 
 // refresh upserts the written work package into the local index. Its
 // failure does not undo the write, which OpenProject has already applied,
@@ -80,6 +106,7 @@ func checkDate(param, v string) error {
 // --- create ---
 
 type createWPIn struct {
+	confirmArg
 	ProjectID   idOrSlug `json:"projectId" jsonschema:"project id or identifier"`
 	Subject     string   `json:"subject" jsonschema:"title"`
 	Description string   `json:"description,omitempty" jsonschema:"Markdown"`
@@ -114,6 +141,9 @@ func (s *server) createWorkPackage(ctx context.Context, in createWPIn) (writeOut
 	if err := checkDates(in.StartDate, in.DueDate); err != nil {
 		return writeOut{}, err
 	}
+	if s.previewing(in.confirmArg) {
+		return s.previewCreate(ctx, in, project)
+	}
 	wp, err := s.api.CreateWorkPackage(ctx, openproject.NewWorkPackage{
 		Project: project, Subject: in.Subject, Description: in.Description,
 		TypeID: in.TypeID, StatusID: in.StatusID, PriorityID: in.PriorityID, AssigneeID: in.AssigneeID, ParentID: in.ParentID,
@@ -143,6 +173,7 @@ func checkDates(start, due string) error {
 // --- update ---
 
 type updateWPIn struct {
+	confirmArg
 	WorkPackageID  int64   `json:"workPackageId" jsonschema:"work package id"`
 	LockVersion    int     `json:"lockVersion" jsonschema:"lockVersion from the last read of the work package"`
 	Subject        *string `json:"subject,omitempty" jsonschema:"new title"`
@@ -208,6 +239,9 @@ func (s *server) updateWorkPackage(ctx context.Context, in updateWPIn) (writeOut
 	}
 	if in.PercentageDone != nil && (*in.PercentageDone < 0 || *in.PercentageDone > 100) {
 		return writeOut{}, argErr("percentageDone", "must be between 0 and 100, got %d", *in.PercentageDone)
+	}
+	if s.previewing(in.confirmArg) {
+		return s.previewUpdate(ctx, in, changed)
 	}
 	wp, err := s.api.UpdateWorkPackage(ctx, in.WorkPackageID, patch)
 	if errors.Is(err, openproject.ErrConflict) {
@@ -315,6 +349,7 @@ func currentValue(wp openproject.WorkPackage, field string) string {
 // --- comment ---
 
 type commentIn struct {
+	confirmArg
 	WorkPackageID int64  `json:"workPackageId" jsonschema:"work package id"`
 	Comment       string `json:"comment" jsonschema:"comment text (Markdown)"`
 }
@@ -329,6 +364,17 @@ func (s *server) addComment(ctx context.Context, in commentIn) (writeOut, error)
 	}
 	if strings.TrimSpace(in.Comment) == "" {
 		return writeOut{}, argErr("comment", "must not be empty")
+	}
+	if s.previewing(in.confirmArg) {
+		wp, err := s.api.WorkPackage(ctx, in.WorkPackageID)
+		if err != nil {
+			return writeOut{}, err
+		}
+		text, _ := capText(in.Comment, capDetail)
+		return writeOut{WorkPackage: wpDetailOf(wp, s.baseURL()), Note: confirmNote, Preview: &preview{
+			Action:  fmt.Sprintf("add a comment to work package %d %q as you", wp.ID, wp.Subject),
+			Changes: map[string]any{"comment": text},
+		}}, nil
 	}
 	a, err := s.api.AddComment(ctx, in.WorkPackageID, in.Comment)
 	if err != nil {
@@ -349,4 +395,95 @@ func (s *server) addComment(ctx context.Context, in commentIn) (writeOut, error)
 	out.WorkPackage = wpDetailOf(wp, s.baseURL())
 	s.refresh(ctx, tool, in.WorkPackageID, &out)
 	return out, nil
+}
+
+// previewCreate is the preview of a create: the project it would land
+// in (read, so a project the user cannot see fails here as the create
+// would) and the fields it would set.
+func (s *server) previewCreate(ctx context.Context, in createWPIn, project string) (writeOut, error) {
+	p, err := s.api.Project(ctx, project)
+	if err != nil {
+		return writeOut{}, err
+	}
+	changes := map[string]any{"subject": in.Subject}
+	if in.Description != "" {
+		d, _ := capText(in.Description, capDetail)
+		changes["description"] = d
+	}
+	for name, id := range map[string]int64{"typeId": in.TypeID, "statusId": in.StatusID, "priorityId": in.PriorityID, "assigneeId": in.AssigneeID, "parentId": in.ParentID} {
+		if id != 0 {
+			changes[name] = id
+		}
+	}
+	for name, v := range map[string]string{"startDate": in.StartDate, "dueDate": in.DueDate} {
+		if v != "" {
+			changes[name] = v
+		}
+	}
+	return writeOut{Note: confirmNote, Preview: &preview{
+		Action:  fmt.Sprintf("create a work package in project %d %q (%s)", p.ID, p.Name, p.Identifier),
+		Changes: changes,
+	}}, nil
+}
+
+// previewUpdate is the preview of an update: each field's current value
+// and the new one, read from OpenProject now, and a warning if the
+// lockVersion given is no longer current (the update would fail).
+func (s *server) previewUpdate(ctx context.Context, in updateWPIn, changed []string) (writeOut, error) {
+	cur, err := s.api.WorkPackage(ctx, in.WorkPackageID)
+	if err != nil {
+		return writeOut{}, err
+	}
+	changes := make(map[string]any, len(changed))
+	for _, f := range changed {
+		changes[f] = map[string]any{"from": currentValue(cur, f), "to": newValue(in, f)}
+	}
+	pv := &preview{Action: fmt.Sprintf("change %s of work package %d %q", strings.Join(changed, ", "), cur.ID, cur.Subject), Changes: changes}
+	if cur.LockVersion != in.LockVersion {
+		pv.Warning = fmt.Sprintf("lockVersion %d is stale: the work package is at %d, so this update would fail; read it again", in.LockVersion, cur.LockVersion)
+	}
+	return writeOut{WorkPackage: wpDetailOf(cur, s.baseURL()), Note: confirmNote, Preview: pv}, nil
+}
+
+// newValue renders the value an update sets for field, as currentValue
+// renders the current one.
+func newValue(in updateWPIn, field string) string {
+	id := func(v *int64) string {
+		if *v == 0 {
+			return "none"
+		}
+		return strconv.FormatInt(*v, 10)
+	}
+	str := func(v *string) string {
+		if *v == "" {
+			return "none"
+		}
+		c, _ := capText(*v, capRow)
+		return strconv.Quote(c)
+	}
+	switch field {
+	case "subject":
+		return str(in.Subject)
+	case "description":
+		return str(in.Description)
+	case "typeId":
+		return id(in.TypeID)
+	case "statusId":
+		return id(in.StatusID)
+	case "priorityId":
+		return id(in.PriorityID)
+	case "assigneeId":
+		return id(in.AssigneeID)
+	case "responsibleId":
+		return id(in.ResponsibleID)
+	case "parentId":
+		return id(in.ParentID)
+	case "startDate":
+		return str(in.StartDate)
+	case "dueDate":
+		return str(in.DueDate)
+	case "percentageDone":
+		return strconv.Itoa(*in.PercentageDone)
+	}
+	return "?"
 }

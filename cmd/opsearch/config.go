@@ -25,6 +25,8 @@ type connConfig struct {
 	dataDir  string
 	timeout  time.Duration
 	readOnly bool
+	// confirmWrites makes each write answer with a preview first.
+	confirmWrites bool
 	synonyms string
 	// maxDeleteShare is the sync's sync.Options.MaxDeleteShare.
 	maxDeleteShare float64
@@ -47,6 +49,7 @@ func bindConn(fs *flag.FlagSet, e env) *connConfig {
 	fs.StringVar(&c.dataDir, "data-dir", e.getenv("OPSEARCH_DATA_DIR"), "where indexes are kept (env OPSEARCH_DATA_DIR; default $XDG_DATA_HOME/opsearch or ~/.local/share/opsearch)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "timeout of one OpenProject request")
 	fs.BoolVar(&c.readOnly, "read-only", envBool(e.getenv("OPENPROJECT_READ_ONLY")), "hide and refuse write tools (env OPENPROJECT_READ_ONLY=true|1|yes)")
+	fs.BoolVar(&c.confirmWrites, "confirm-writes", envBool(e.getenv("OPSEARCH_CONFIRM_WRITES")), "each write tool first answers with a preview of what it would change, and applies it only when called again with confirm: true (env OPSEARCH_CONFIRM_WRITES)")
 	fs.StringVar(&c.synonyms, "synonyms", e.getenv("OPSEARCH_SYNONYMS"), "a team's own synonym groups, one per line: \"word, word, word\" (env OPSEARCH_SYNONYMS; added to the built-in thesaurus; changing them rebuilds the index)")
 	fs.Float64Var(&c.maxDeleteShare, "max-delete-share", envFloat(e, "OPSEARCH_MAX_DELETE_SHARE", sync.DefaultMaxDeleteShare),
 		"the largest share of a kind one sync may delete; a sync that would delete more deletes nothing and reports it (env OPSEARCH_MAX_DELETE_SHARE; 1 disables the check)")

@@ -223,7 +223,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	}
 	maps.Copy(extra, mcp.OpenAPIRoutes(oh))
 	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
-		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly,
+		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly, ConfirmWrites: conn.confirmWrites,
 		AllowedOrigins: splitList(hf.allowedOrigins), AllowedHosts: splitList(hf.allowedHosts),
 		Logger: e.logger, Manager: mgr, Version: version, Extra: extra, ObserveSearch: m.ObserveSearch,
 		LiveTimeout: conn.liveTimeout(), SearchSlots: slots, VerifyResults: hf.verifyResults,
