@@ -94,7 +94,7 @@ type harnessOpts struct {
 	readOnly bool
 	// confirmWrites is Options.ConfirmWrites.
 	confirmWrites bool
-	profile  optest.Profile
+	profile       optest.Profile
 	// maxRetryAfter is the client's MaxRetryAfter (0: default).
 	maxRetryAfter time.Duration
 }

@@ -27,7 +27,7 @@ type connConfig struct {
 	readOnly bool
 	// confirmWrites makes each write answer with a preview first.
 	confirmWrites bool
-	synonyms string
+	synonyms      string
 	// maxDeleteShare is the sync's sync.Options.MaxDeleteShare.
 	maxDeleteShare float64
 	// thesaurus is the built-in synonyms plus the --synonyms file's.
