@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os/exec"
 	"slices"
 	"strings"
@@ -195,4 +196,51 @@ func startServeRaw(t *testing.T, bin string, env []string, args ...string) rawPr
 		}
 	})
 	return rawProc{stdin: stdin, stdout: stdout}
+}
+
+// TestStandardHeaders: under 2026-07-28 the Mcp-Method and Mcp-Name
+// headers are checked against the body (the go-sdk client, which sends
+// them, passes in TestProtocolRevisions); a request whose headers say
+// something else is refused before any tool runs.
+func TestStandardHeaders(t *testing.T) {
+	e := newHTTPEnv(t, httpEnvOpts{})
+	// A stateless request carries the client's facts in _meta.
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"openproject_sync_status","arguments":{},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+	}{
+		{"headers agree", map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "openproject_sync_status"}},
+		{"method differs", map[string]string{"Mcp-Method": "tools/list", "Mcp-Name": "openproject_sync_status"}},
+		{"name differs", map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "openproject_search"}},
+		{"name missing", map[string]string{"Mcp-Method": "tools/call"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.ts.URL+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			req.Header.Set("X-OpenProject-Api-Key", optest.AliceKey)
+			for k, v := range c.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if c.name == "headers agree" {
+				if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"result"`) {
+					t.Errorf("%d %s; want the tool's answer", resp.StatusCode, b)
+				}
+				return
+			}
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "Mcp-") {
+				t.Errorf("%d %s; want 400 naming the header", resp.StatusCode, b)
+			}
+		})
+	}
 }
