@@ -18,8 +18,7 @@ import (
 // reference's live search. With --scale it measures opsearch alone at
 // each of several sizes instead (eval.BenchScale).
 func runBench(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("bench")
 	var o eval.BenchOptions
 	fs.IntVar(&o.WorkPackages, "work-packages", 10000, "work packages in the generated data set")
 	fs.DurationVar(&o.Latency, "latency", 20*time.Millisecond, "how long the fake server takes to answer each request (its own work included)")
@@ -30,7 +29,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	directAbove := fs.Int("direct-above", eval.DefaultDirectAbove, "with --scale: sizes above this are built straight from generated documents instead of synced over HTTP (-1: sync every size)")
 	reuse := fs.Bool("reuse", false, "with --scale and --dir: search a size the directory already holds from an earlier run (same seed) instead of building it again")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
-	if err := noArgs(fs, args); err != nil {
+	if err := noArgs(e, fs, args); err != nil {
 		return err
 	}
 	o.Latency = cmp.Or(o.Latency, -1) // explicit zero: no added latency

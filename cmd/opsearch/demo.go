@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -25,15 +24,14 @@ import (
 // HTTP, prints how to connect and three example searches on stdout, and
 // runs until ctx is cancelled (SIGINT, SIGTERM).
 func runDemo(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("demo")
 	addr := fs.String("addr", "127.0.0.1:8080", "MCP HTTP listen address (host:port; port 0 picks a free one)")
 	wps := fs.Int("work-packages", 3000, "number of generated work packages")
 	seed := fs.Int64("seed", 1, "generator seed; the same seed gives the same data")
 	dataDir := fs.String("data-dir", "", "where the demo's indexes are kept (default: a temporary directory removed on exit)")
 	perUser := fs.Bool("per-user-index", false, "serve every user from an index of their own (serve --per-user-index) instead of one shared index")
 	shared := fs.Bool("shared-index", false, "serve every user from one shared index (the default)")
-	if err := noArgs(fs, args); err != nil {
+	if err := noArgs(e, fs, args); err != nil {
 		return err
 	}
 	if *shared && *perUser {

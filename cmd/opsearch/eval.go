@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 
 	"github.com/opsearch/opsearch/eval"
@@ -12,8 +11,7 @@ import (
 // runEval runs a labelled query set against the local index with several
 // ranker variants side by side. It makes no API calls.
 func runEval(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("eval")
 	conn := bindConn(fs, e)
 	queriesFile := fs.String("queries", "", "labelled queries, JSONL: {\"id\",\"query\",\"kind\",\"expect\":[{\"type\",\"id\"}]} (required)")
 	userID := fs.Int64("user", 0, "user id whose index to evaluate, when the data dir holds several")
@@ -21,7 +19,7 @@ func runEval(ctx context.Context, e env, args []string) error {
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	detail := fs.Bool("detail", false, "show every query's rank and top results")
 	trecDir := fs.String("trec", "", "write TREC run files (one per variant) and qrels.txt into this directory")
-	if err := noArgs(fs, args); err != nil {
+	if err := noArgs(e, fs, args); err != nil {
 		return err
 	}
 	if *queriesFile == "" {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,12 +16,11 @@ import (
 // runExport writes the user's store as JSONL, one file per kind, so an
 // experiment can run outside opsearch. It makes no API calls.
 func runExport(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("export")
 	conn := bindConn(fs, e)
 	out := fs.String("out", "", "directory to write projects.jsonl, work_packages.jsonl, activities.jsonl, wiki_pages.jsonl and meetings.jsonl into (required)")
 	userID := fs.Int64("user", 0, "user id whose data to export, when the data dir holds several")
-	if err := noArgs(fs, args); err != nil {
+	if err := noArgs(e, fs, args); err != nil {
 		return err
 	}
 	if *out == "" {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -20,8 +19,7 @@ import (
 
 // runFakeOp serves a fake OpenProject until ctx is cancelled.
 func runFakeOp(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("fakeop", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("fakeop")
 	addr := fs.String("addr", "127.0.0.1:8090", "listen address (host:port; port 0 picks a free one)")
 	var gen opgen.GenOptions
 	fs.Int64Var(&gen.Seed, "seed", 1, "generator seed; the same seed gives the same data")
@@ -42,11 +40,8 @@ func runFakeOp(ctx context.Context, e env, args []string) error {
 	notFoundRate := fs.Float64("not-found-rate", 0, "share of requests for existing resources answered 404 anyway (a transient fault), 0..1")
 	queriesFile := fs.String("queries", "", "write a labelled query set for the data (JSONL, for opsearch eval) to this file and continue serving")
 	queriesPerKind := fs.Int("queries-per-kind", querygen.DefaultPerKind, "queries per kind in the --queries set")
-	if err := fs.Parse(args); err != nil {
+	if err := noArgs(e, fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	p := optest.Profile(*profile)
 	if p != optest.ProfileCurrent && p != optest.ProfileLegacy {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,12 +14,11 @@ import (
 // unless it answers 200. It exists for container health checks: the
 // distroless image has no curl or wget.
 func runHealthcheck(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("healthcheck")
 	def := "http://127.0.0.1:" + envOr(e, "PORT", "8080") + "/health"
 	url := fs.String("url", def, "health endpoint to check (default from env PORT)")
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
-	if err := noArgs(fs, args); err != nil {
+	if err := noArgs(e, fs, args); err != nil {
 		return err
 	}
 	if *timeout <= 0 {

@@ -29,11 +29,10 @@ func newClient(c *connConfig, e env) (*openproject.Client, error) {
 
 // runSync runs one sync for the configured user and prints a summary.
 func runSync(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("sync", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("sync")
 	conn := bindConn(fs, e)
 	jsonOut := fs.Bool("json", false, "print the summary as JSON")
-	if err := noArgs(fs, args); err != nil {
+	if err := noArgs(e, fs, args); err != nil {
 		return err
 	}
 	if err := conn.finish(e, true); err != nil {
@@ -208,8 +207,7 @@ func openFiles(ctx context.Context, e env, conn *connConfig, userID int64, holde
 
 // runSearch searches the local index; it makes no API calls.
 func runSearch(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("search", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("search")
 	conn := bindConn(fs, e)
 	kindName := fs.String("kind", "", "restrict to one kind: work_package, wiki_page, meeting or project")
 	project := fs.Int64("project", 0, "restrict to a project id")
@@ -217,7 +215,7 @@ func runSearch(ctx context.Context, e env, args []string) error {
 	exact := fs.Bool("exact", false, "match the query as written: no typos, no prefixes")
 	jsonOut := fs.Bool("json", false, "print results as JSON")
 	userID := fs.Int64("user", 0, "user id whose index to search, when the data dir holds several")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
 	}
@@ -308,12 +306,11 @@ func printResults(w io.Writer, resp search.Response) {
 
 // runStatus prints the local index's state per kind.
 func runStatus(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("status")
 	conn := bindConn(fs, e)
 	jsonOut := fs.Bool("json", false, "print as JSON")
 	userID := fs.Int64("user", 0, "user id whose data to show, when the data dir holds several")
-	if err := noArgs(fs, args); err != nil {
+	if err := noArgs(e, fs, args); err != nil {
 		return err
 	}
 	if err := conn.finish(e, false); err != nil {
@@ -370,14 +367,29 @@ func printJSON(w io.Writer, v any) error {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// newFlagSet is a command's flag set. It prints nothing itself:
+// parseFlags prints the usage to stdout for -h, and run turns a parse
+// error into one line on stderr.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
 // parseFlags parses flags that may stand before or after positional
 // arguments ("opsearch search QUERY --kind meeting"), which the flag
-// package alone stops at, and returns the positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+// package alone stops at, and returns the positional arguments. -h
+// prints the command's usage to stdout and returns flag.ErrHelp (exit
+// 0); a bad flag's error says where the usage is.
+func parseFlags(e env, fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			commandUsage(e.stdout, fs)
 			return nil, err
+		} else if err != nil {
+			return nil, fmt.Errorf("%w (run \"opsearch %s -h\" for its usage)", err, fs.Name())
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -392,13 +404,13 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // noArgs parses flags for commands without positional arguments.
-func noArgs(fs *flag.FlagSet, args []string) error {
-	pos, err := parseFlags(fs, args)
+func noArgs(e env, fs *flag.FlagSet, args []string) error {
+	pos, err := parseFlags(e, fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf("unexpected argument %q", pos[0])
+		return fmt.Errorf("unexpected argument %q (run \"opsearch %s -h\" for its usage)", pos[0], fs.Name())
 	}
 	return nil
 }

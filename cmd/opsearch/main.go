@@ -38,20 +38,47 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, e env, args []string) error
+	// operands are the positional arguments, as the usage line names
+	// them ("" for none).
+	operands string
 }
 
 func commands() []command {
 	return []command{
-		{"serve", "speak MCP on stdin/stdout, syncing in the background (the default command); --http ADDR serves many users over HTTP", runServe},
-		{"sync", "sync the configured user's OpenProject data into the local index once", runSync},
-		{"search", "search the local index (no network)", runSearch},
-		{"status", "show what the local index holds, how fresh and complete it is", runStatus},
-		{"fakeop", "run a fake OpenProject server with generated data (for demos and tests)", runFakeOp},
-		{"eval", "measure search quality on labelled queries, ranker variants side by side (no network)", runEval},
-		{"export", "write the local store as JSONL per kind, for experiments outside opsearch", runExport},
-		{"bench", "benchmark opsearch against the reference's live search on a fake server", runBench},
-		{"demo", "run a fake OpenProject, sync it and serve MCP over HTTP, printing how to connect", runDemo},
-		{"healthcheck", "exit 0 if the HTTP server's /health answers 200 (for container health checks)", runHealthcheck},
+		{"serve", "speak MCP on stdin/stdout, syncing in the background (the default command); --http ADDR serves many users over HTTP", runServe, ""},
+		{"sync", "sync the configured user's OpenProject data into the local index once", runSync, ""},
+		{"search", "search the local index (no network)", runSearch, "QUERY"},
+		{"status", "show what the local index holds, how fresh and complete it is", runStatus, ""},
+		{"fakeop", "run a fake OpenProject server with generated data (for demos and tests)", runFakeOp, ""},
+		{"eval", "measure search quality on labelled queries, ranker variants side by side (no network)", runEval, ""},
+		{"export", "write the local store as JSONL per kind, for experiments outside opsearch", runExport, ""},
+		{"bench", "benchmark opsearch against the reference's live search on a fake server", runBench, ""},
+		{"demo", "run a fake OpenProject, sync it and serve MCP over HTTP, printing how to connect", runDemo, ""},
+		{"healthcheck", "exit 0 if the HTTP server's /health answers 200 (for container health checks)", runHealthcheck, ""},
+		{"version", "print the version, commit, build date and Go version", runVersion, ""},
+	}
+}
+
+// commandUsage prints the usage of the command fs parses for: its line
+// with operands, what it does, and its flags.
+func commandUsage(w io.Writer, fs *flag.FlagSet) {
+	for _, c := range commands() {
+		if c.name != fs.Name() {
+			continue
+		}
+		line := "usage: opsearch " + c.name + " [flags]"
+		if c.operands != "" {
+			line += " " + c.operands
+		}
+		fmt.Fprintf(w, "%s\n\n%s\n", line, c.summary)
+	}
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(w, "\nflags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 }
 
@@ -66,9 +93,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		args = []string{"serve"}
 	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
+	switch args[0] {
+	case "-h", "--help", "help":
+		if len(args) > 1 && args[0] == "help" {
+			// help COMMAND is COMMAND -h.
+			args = []string{args[1], "-h"}
+			break
+		}
+		usage(stdout)
 		return 0
+	case "-v", "--version":
+		args = []string{"version"}
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
@@ -96,7 +131,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nserve --http ADDR (or env PORT) serves MCP over HTTP for many users on ADDR (a bare port binds 127.0.0.1):")
 	fmt.Fprintln(w, "  /mcp Streamable HTTP, /sse legacy SSE, POST /api/tools/{name}, GET /health; each request brings its key")
 	fmt.Fprintln(w, "  (Authorization: Bearer, X-OpenProject-Api-Key or ?apiKey=).")
-	fmt.Fprintln(w, "\nRun \"opsearch <command> -h\" for a command's flags.")
+	fmt.Fprintln(w, "\nRun \"opsearch help <command>\" (or \"opsearch <command> -h\") for a command's usage and flags.")
 }
 
 func logLevel(s string) slog.Level {

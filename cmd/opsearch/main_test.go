@@ -37,7 +37,6 @@ func TestRun_Usage(t *testing.T) {
 		wantErr string
 	}{
 		{nil, 1, "opsearch serve: OPENPROJECT_BASE_URL is not set"}, // no arguments: serve
-		{[]string{"help"}, 0, "fakeop"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"fakeop", "--profile", "ancient"}, 1, "--profile must be current or legacy"},
 		{[]string{"fakeop", "--error-rate", "2"}, 1, "--error-rate must be between 0 and 1"},
@@ -129,5 +128,47 @@ func TestRun_FakeOp(t *testing.T) {
 				t.Errorf("exit code after cancel = %d, want 0", code)
 			}
 		})
+	}
+}
+
+// TestRun_HelpAndVersion: help, a command's usage and the version go to
+// stdout with exit 0, nothing on stderr; a command's usage names its
+// arguments and flags.
+func TestRun_HelpAndVersion(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"help"}, []string{"usage: opsearch [command]", "fakeop", "opsearch help <command>"}},
+		{[]string{"--help"}, []string{"usage: opsearch [command]"}},
+		{[]string{"help", "search"}, []string{"usage: opsearch search [flags] QUERY", "search the local index", "-kind", "-project"}},
+		{[]string{"search", "-h"}, []string{"usage: opsearch search [flags] QUERY"}},
+		{[]string{"sync", "--help"}, []string{"usage: opsearch sync [flags]\n", "-base-url"}},
+		{[]string{"version"}, []string{"opsearch ", "commit:", "commit date:", "go:          go1."}},
+		{[]string{"--version"}, []string{"opsearch ", "go:"}},
+		{[]string{"-v"}, []string{"opsearch ", "go:"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), tt.args, &out, &errb); code != 0 {
+				t.Errorf("exit code %d, want 0 (stderr %q)", code, errb.String())
+			}
+			if errb.Len() != 0 {
+				t.Errorf("stderr %q, want nothing", errb.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("stdout does not have %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"help", "frobnicate"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "frobnicate"`) {
+		t.Errorf("help frobnicate: exit %d, stderr %q; want 2 and the unknown command named", code, errb.String())
+	}
+	if code := run(context.Background(), []string{"search", "--nope"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), `run "opsearch search -h"`) {
+		t.Errorf("search --nope: exit %d, stderr %q; want 1 and where the usage is", code, errb.String())
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -16,9 +15,13 @@ import (
 	"github.com/opsearch/opsearch/sync"
 )
 
-// version is reported to MCP clients; release builds set it with
-// -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// defaultVersion is the version of a build that says nothing else.
+const defaultVersion = "0.1.0-dev"
+
+// version is reported to MCP clients and by "opsearch version"; release
+// builds set it with -ldflags "-X main.version=..." (a var for that
+// reason alone: nothing assigns it at run time).
+var version = defaultVersion
 
 // shutdownTimeout bounds the wait for the sync to reach a safe point and
 // the files to close after stdin closed or a signal arrived. A sync
@@ -36,15 +39,14 @@ const shutdownTimeout = 20 * time.Second
 // until a background goroutine has opened it (the existing local index
 // first, without the network) and started the sync scheduler.
 func runServe(ctx context.Context, e env, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlagSet("serve")
 	conn := bindConn(fs, e)
 	spec := fs.String("sync-schedule", envOr(e, "OPSEARCH_SYNC_SCHEDULE", sync.DefaultSpec),
 		`sync schedule: a 5-field cron spec or a descriptor such as "@every 2m" (env OPSEARCH_SYNC_SCHEDULE)`)
 	hf := bindHTTP(fs, e)
 	logQueries := fs.Bool("log-queries", envBool(e.getenv("OPSEARCH_LOG_QUERIES")),
 		"record search tool calls and their results in each user's data directory (queries.jsonl), to build labelled sets (env OPSEARCH_LOG_QUERIES)")
-	if err := noArgs(fs, args); err != nil {
+	if err := noArgs(e, fs, args); err != nil {
 		return err
 	}
 	// Over HTTP every request brings its own key; OPENPROJECT_API_KEY is
@@ -67,7 +69,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 
 	up := &sync.UpstreamTracker{} // what the runner and the tools learn about reaching OpenProject
 	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: *spec, LogQueries: *logQueries, Logger: e.logger, Upstream: up})
-	srv := mcp.NewServer(client, idx, mcp.Options{ReadOnly: conn.readOnly, ConfirmWrites: conn.confirmWrites, Logger: e.logger, Version: version, Upstream: up,
+	srv := mcp.NewServer(client, idx, mcp.Options{ReadOnly: conn.readOnly, ConfirmWrites: conn.confirmWrites, Logger: e.logger, Version: readBuildInfo().version, Upstream: up,
 		LiveTimeout: conn.liveTimeout()})
 	log.Info("opsearch serving MCP on stdio", "version", version, "base_url", conn.baseURL, "data_dir", conn.dataDir,
 		"read_only", conn.readOnly, "sync_schedule", *spec)

@@ -225,7 +225,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
 		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly, ConfirmWrites: conn.confirmWrites,
 		AllowedOrigins: splitList(hf.allowedOrigins), AllowedHosts: splitList(hf.allowedHosts),
-		Logger: e.logger, Manager: mgr, Version: version, Extra: extra, ObserveSearch: m.ObserveSearch,
+		Logger: e.logger, Manager: mgr, Version: readBuildInfo().version, Extra: extra, ObserveSearch: m.ObserveSearch,
 		LiveTimeout: conn.liveTimeout(), SearchSlots: slots, VerifyResults: hf.verifyResults,
 	})
 	if err != nil {
