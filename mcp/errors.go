@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"log/slog"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -45,8 +46,24 @@ func (s *server) fail(ctx context.Context, tool string, err error) error {
 	if s.opts.OnRejected != nil && errors.Is(err, openproject.ErrUnauthenticated) {
 		s.opts.OnRejected()
 	}
-	s.log.ErrorContext(ctx, "tool call failed", "tool", tool, "request_id", id, "error", err.Error())
+	s.log.Log(ctx, failLevel(err), "tool call failed", "tool", tool, "request_id", id, "error", err.Error())
 	return fmt.Errorf("%s (request id %s)", msg, id)
+}
+
+// failLevel is how loud a failed call is in the log: what the caller
+// asked for does not exist or is not theirs (routine, their business:
+// INFO); OpenProject refused the credential or is limiting (WARN); the
+// rest is ours or OpenProject's to fix (ERROR).
+func failLevel(err error) slog.Level {
+	switch {
+	case errors.Is(err, openproject.ErrNotFound), errors.Is(err, openproject.ErrPermission),
+		errors.Is(err, openproject.ErrInvalidQuery), errors.Is(err, openproject.ErrValidation), errors.Is(err, openproject.ErrConflict),
+		errors.Is(err, context.Canceled):
+		return slog.LevelInfo
+	case errors.Is(err, openproject.ErrUnauthenticated), errors.Is(err, openproject.ErrRateLimited):
+		return slog.LevelWarn
+	}
+	return slog.LevelError
 }
 
 func userMessage(err error) string {

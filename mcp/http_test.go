@@ -820,3 +820,45 @@ func TestHTTPShutdownMidSync(t *testing.T) {
 		t.Fatalf("index and store disagree after the next sync: %q %v", reason, err)
 	}
 }
+
+// TestHTTPLogLines: a served request writes at most one line at INFO or
+// above, and a routine failure (asking for what does not exist) is INFO,
+// not ERROR. Detail (the SDK's per-request session lines, each request
+// line) stays at DEBUG.
+func TestHTTPLogLines(t *testing.T) {
+	e := newHTTPEnv(t, httpEnvOpts{})
+	e.syncUsers(t.Context())
+	cs, err := e.connectStreamable(t.Context(), "/mcp", map[string]string{"X-OpenProject-Api-Key": optest.AliceKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cs.Close() }()
+	loud := func(from int) []string {
+		var out []string
+		for _, line := range strings.Split(e.logs.String()[from:], "\n") {
+			if strings.Contains(line, "level=INFO") || strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+				out = append(out, line)
+			}
+		}
+		return out
+	}
+	start := len(e.logs.String())
+	for range 5 {
+		var out searchOut
+		if err := httpCall(t.Context(), cs, "openproject_search", map[string]any{"query": "release"}, &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lines := loud(start); len(lines) != 0 {
+		t.Errorf("5 searches logged %d lines at INFO or above:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	start = len(e.logs.String())
+	var wp map[string]any
+	if err := httpCall(t.Context(), cs, "openproject_get_work_package", map[string]any{"workPackageId": 987654}, &wp); err == nil {
+		t.Fatal("a work package that does not exist was found")
+	}
+	lines := loud(start)
+	if len(lines) != 1 || !strings.Contains(lines[0], "level=INFO") || !strings.Contains(lines[0], "tool call failed") {
+		t.Errorf("a not-found logged %d lines at INFO or above, want one at INFO:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+}

@@ -186,7 +186,10 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "opsearch", Title: "OpenProject search (opsearch)", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
-		Logger:       opts.Logger,
+		// The SDK says "server connecting", "session connected" and
+		// "disconnected" at INFO for every stateless request: three
+		// lines per call. They are detail, kept at DEBUG.
+		Logger: slog.New(quieter{opts.Logger.Handler()}),
 		SetCacheable: setCacheable,
 	})
 	srv.AddReceivingMiddleware(s.checkToolArgs)
@@ -197,6 +200,28 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	}
 	return srv
 }
+
+// quieter is a log handler that passes records below WARN on at DEBUG.
+type quieter struct{ h slog.Handler }
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool { return q.h.Enabled(ctx, q.level(l)) }
+
+func (q quieter) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = q.level(r.Level)
+	return q.h.Handle(ctx, r)
+}
+
+func (q quieter) WithAttrs(as []slog.Attr) slog.Handler { return quieter{q.h.WithAttrs(as)} }
+func (q quieter) WithGroup(name string) slog.Handler    { return quieter{q.h.WithGroup(name)} }
+
+func (quieter) level(l slog.Level) slog.Level {
+	if l < slog.LevelWarn {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+var _ slog.Handler = quieter{}
 
 // ListTTL is the cache hint (ttlMs) of server/discover and the list
 // results: what they list is fixed for the life of the process (the

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -88,7 +89,7 @@ func commandUsage(w io.Writer, fs *flag.FlagSet) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := env{
 		stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv,
-		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(os.Getenv("OPSEARCH_LOG_LEVEL"))})),
+		logger: newLogger(stderr, os.Getenv("OPSEARCH_LOG_LEVEL"), os.Getenv("OPSEARCH_LOG_FORMAT")),
 	}
 	if len(args) == 0 {
 		args = []string{"serve"}
@@ -132,6 +133,17 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "  /mcp Streamable HTTP, /sse legacy SSE, POST /api/tools/{name}, GET /health; each request brings its key")
 	fmt.Fprintln(w, "  (Authorization: Bearer, X-OpenProject-Api-Key or ?apiKey=).")
 	fmt.Fprintln(w, "\nRun \"opsearch help <command>\" (or \"opsearch <command> -h\") for a command's usage and flags.")
+}
+
+// newLogger is the process's logger on w (stderr: stdout is the MCP
+// stream): level debug, info (default), warn or error; format text
+// (default) or json, one object per line for log collectors.
+func newLogger(w io.Writer, level, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: logLevel(level)}
+	if strings.EqualFold(strings.TrimSpace(format), "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 func logLevel(s string) slog.Level {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"io"
 	"net/http"
@@ -170,5 +171,23 @@ func TestRun_HelpAndVersion(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"search", "--nope"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), `run "opsearch search -h"`) {
 		t.Errorf("search --nope: exit %d, stderr %q; want 1 and where the usage is", code, errb.String())
+	}
+}
+
+// TestNewLogger: OPSEARCH_LOG_FORMAT=json gives one JSON object per line,
+// anything else text; the level is OPSEARCH_LOG_LEVEL's.
+func TestNewLogger(t *testing.T) {
+	var b bytes.Buffer
+	l := newLogger(&b, "warn", "JSON")
+	l.Info("hidden")
+	l.Warn("shown", "n", 1)
+	var rec map[string]any
+	if err := json.Unmarshal(b.Bytes(), &rec); err != nil || rec["msg"] != "shown" || rec["level"] != "WARN" {
+		t.Errorf("json log %q (%v): want one WARN object", b.String(), err)
+	}
+	b.Reset()
+	newLogger(&b, "", "").Info("plain")
+	if !strings.Contains(b.String(), "level=INFO msg=plain") {
+		t.Errorf("text log %q", b.String())
 	}
 }
