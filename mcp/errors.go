@@ -1,12 +1,12 @@
 package mcp
 
 import (
-	"log/slog"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 

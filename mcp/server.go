@@ -189,7 +189,7 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 		// The SDK says "server connecting", "session connected" and
 		// "disconnected" at INFO for every stateless request: three
 		// lines per call. They are detail, kept at DEBUG.
-		Logger: slog.New(quieter{opts.Logger.Handler()}),
+		Logger:       slog.New(quieter{opts.Logger.Handler()}),
 		SetCacheable: setCacheable,
 	})
 	srv.AddReceivingMiddleware(s.checkToolArgs)
