@@ -465,8 +465,8 @@ func TestE2EOpenErrors(t *testing.T) {
 
 	_, err = OpenLocal(t.Context(), e.data, "", 0, e.opts)
 	var ce *ChooseUserError
-	if !errors.As(err, &ce) || !errors.Is(err, ErrNoLocalUser) || len(ce.Candidates) != 2 {
-		t.Fatalf("ambiguous OpenLocal: %v", err)
+	if !errors.As(err, &ce) || !errors.Is(err, ErrNoLocalUser) || len(ce.Candidates) != 2 || !strings.Contains(err.Error(), "--user") {
+		t.Fatalf("ambiguous OpenLocal: %v; want both users and the --user flag named", err)
 	}
 	t.Logf("ambiguous: %v", err)
 	lu, err := OpenLocal(t.Context(), e.data, e.base, bobID, e.opts)

@@ -138,8 +138,8 @@ func (e *ChooseUserError) Error() string {
 	for i, c := range e.Candidates {
 		names[i] = c.String()
 	}
-	fmt.Fprintf(&b, "%d users have data under %s (%s): choose one by base URL and user id",
-		len(e.Candidates), e.DataDir, strings.Join(names, ", "))
+	fmt.Fprintf(&b, "%d users have data under %s (%s): choose one with --user ID (and --base-url, or OPENPROJECT_BASE_URL, where they belong to different instances), e.g. --user %d",
+		len(e.Candidates), e.DataDir, strings.Join(names, ", "), e.Candidates[0].UserID)
 	return b.String()
 }
 
