@@ -574,6 +574,43 @@ func TestSearchWaitsForOpen(t *testing.T) {
 	})
 }
 
+// TestSearchOpenErrors: when the index cannot be opened because
+// OpenProject did not answer as it should, the search says what to check
+// (the URL, the key), not that OpenProject is "unavailable".
+func TestSearchOpenErrors(t *testing.T) {
+	data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
+	_, base := optesting.Start(t, data, optest.Options{})
+	me := func(kind error, status int, cause error) error {
+		return fmt.Errorf("open user: %w", &openproject.Error{Kind: kind, Status: status, Method: "GET", Path: "/api/v3/users/me", Err: cause})
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"unreachable", me(openproject.ErrNetwork, 0, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")),
+			[]string{"cannot reach OpenProject at " + base, "connection refused", "check OPENPROJECT_BASE_URL"}},
+		{"wrong path", me(openproject.ErrNotFound, 404, nil), []string{"does not answer as OpenProject's API", "answered 404", "without /api/v3"}},
+		{"wrong key", me(openproject.ErrUnauthenticated, 401, nil), []string{"rejected the API key", "check OPENPROJECT_API_KEY"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			idx := mcp.NewUserIndex(mcp.UserIndexOptions{})
+			idx.SetOpenError(c.err)
+			cs := connectInMemory(t, mcp.NewServer(testClient(t, base, optest.AliceKey), idx, mcp.Options{}))
+			res := call(t, cs, "openproject_search", map[string]any{"query": "budget"})
+			text := resultText(res)
+			if !res.IsError {
+				t.Fatalf("no error: %s", text)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("%q does not say %q", text, w)
+				}
+			}
+		})
+	}
+}
+
 // searchToolArgs is one valid call of each search tool.
 func searchToolArgs() map[string]map[string]any {
 	return map[string]map[string]any{

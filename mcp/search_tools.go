@@ -18,6 +18,7 @@ import (
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/kind"
+	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/sync"
 )
@@ -554,7 +555,40 @@ func (s *server) failOpen(ctx context.Context, tool string, err error) error {
 		s.log.ErrorContext(ctx, "tool call failed", "tool", tool, "error", err.Error())
 		return errors.New("the local index is in use by another opsearch process (" + le.Dir + "); searches are unavailable here until it exits. The list_* and get_* tools still work")
 	}
+	if msg := openMessage(err, s.baseURL()); msg != "" {
+		id := requestID()
+		s.log.Log(ctx, failLevel(err), "tool call failed", "tool", tool, "request_id", id, "error", err.Error())
+		return fmt.Errorf("%s (request id %s)", msg, id)
+	}
 	return s.fail(ctx, tool, err)
+}
+
+// openMessage says what to do when the index could not be opened because
+// OpenProject, asked whose the key is, did not answer as it should
+// (openproject.Hint); "" for other failures.
+func openMessage(err error, base string) string {
+	hint := openproject.Hint(err)
+	if hint == "" {
+		return ""
+	}
+	var oe *openproject.Error
+	detail := ""
+	switch {
+	case errors.As(err, &oe) && oe.Status != 0:
+		detail = fmt.Sprintf(" (%s %s answered %d)", oe.Method, oe.Path, oe.Status)
+	case oe != nil && oe.Err != nil:
+		detail = fmt.Sprintf(" (%s %s: %s)", oe.Method, oe.Path, oe.Err)
+	}
+	what := "cannot open the local index: OpenProject at " + base + " did not answer as expected"
+	switch {
+	case errors.Is(err, openproject.ErrNetwork):
+		what = "cannot reach OpenProject at " + base
+	case errors.Is(err, openproject.ErrUnauthenticated):
+		what = "OpenProject at " + base + " rejected the API key"
+	case errors.Is(err, openproject.ErrNotFound), errors.Is(err, openproject.ErrMalformed):
+		what = base + " does not answer as OpenProject's API"
+	}
+	return what + detail + ": " + hint
 }
 
 const notReadyNote = "the local index is still being opened or built (first start, or a rebuild): nothing can be concluded from this empty answer. Try again shortly, or use the list_* tools, which read OpenProject directly"

@@ -136,3 +136,21 @@ func kindForStatus(status int) error {
 
 // ErrorIdentifierPrefix is the URN prefix of every HAL errorIdentifier.
 const ErrorIdentifierPrefix = "urn:openproject-org:api:v3:errors:"
+
+// Hint says what to check when err came from asking OpenProject whose the
+// key is (Me) and OpenProject did not answer as it should: at that first
+// request such a failure is nearly always the configuration. "" when err
+// is none of those.
+func Hint(err error) string {
+	var e *Error
+	me := errors.As(err, &e) && e.Path == "/api/v3/users/me"
+	switch {
+	case errors.Is(err, ErrNetwork):
+		return "check OPENPROJECT_BASE_URL and that the server is up and reachable from here"
+	case me && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrMalformed)):
+		return "the URL does not lead to OpenProject's API: OPENPROJECT_BASE_URL is the address you open OpenProject at in a browser (without /api/v3)"
+	case errors.Is(err, ErrUnauthenticated):
+		return "check OPENPROJECT_API_KEY (in OpenProject: My account, Access tokens)"
+	}
+	return ""
+}

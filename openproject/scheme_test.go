@@ -2,6 +2,7 @@ package openproject_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/opsearch/opsearch/openproject"
@@ -53,5 +54,29 @@ func TestEitherScheme(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestHint: a failed identity request says what to check; other
+// failures get no hint.
+func TestHint(t *testing.T) {
+	me := func(kind error) error {
+		return &openproject.Error{Kind: kind, Method: "GET", Path: "/api/v3/users/me"}
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{me(openproject.ErrNetwork), "OPENPROJECT_BASE_URL"},
+		{me(openproject.ErrNotFound), "without /api/v3"},
+		{me(openproject.ErrMalformed), "without /api/v3"},
+		{me(openproject.ErrUnauthenticated), "OPENPROJECT_API_KEY"},
+		{&openproject.Error{Kind: openproject.ErrNotFound, Method: "GET", Path: "/api/v3/work_packages/5"}, ""},
+		{me(openproject.ErrServer), ""},
+		{errors.New("other"), ""},
+	} {
+		if got := openproject.Hint(c.err); c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("Hint(%v) = %q, want it to say %q", c.err, got, c.want)
+		}
 	}
 }

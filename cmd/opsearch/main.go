@@ -18,6 +18,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/opsearch/opsearch/openproject"
 )
 
 func main() {
@@ -116,6 +118,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return 130
 			default:
 				fmt.Fprintf(stderr, "opsearch %s: %v\n", c.name, err)
+				if hint := openproject.Hint(err); hint != "" {
+					fmt.Fprintf(stderr, "opsearch %s: %s\n", c.name, hint)
+				}
 				return 1
 			}
 		}

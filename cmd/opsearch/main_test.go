@@ -57,6 +57,7 @@ func TestRun_Usage(t *testing.T) {
 		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--per-user-index", "--store", "postgres://x@127.0.0.1/db"}, 1, "--store (OPSEARCH_STORE_URL) holds the shared index's store, not with --per-user-index"},
 		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--store", "postgres://opsearch:s3cr3t-pw@127.0.0.1:1/db?connect_timeout=1"}, 1, "127.0.0.1:1/db"},
 		{[]string{"demo", "--shared-index", "--per-user-index"}, 1, "--shared-index and --per-user-index exclude each other"},
+		{[]string{"sync", "--base-url", "http://127.0.0.1:1", "--api-key", "k", "--data-dir", "testdata/no-such-dir"}, 1, "check OPENPROJECT_BASE_URL and that the server is up"},
 	}
 	t.Setenv("OPENPROJECT_BASE_URL", "")
 	t.Setenv("OPENPROJECT_API_KEY", "")
