@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
@@ -41,6 +43,12 @@ func runDemo(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("--work-packages must be at least 1, not %d", *wps)
 	}
 	log := e.logger.With("subsystem", "demo")
+	// The port first: a taken one fails now, not after the sync.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (another process has it? pass --addr 127.0.0.1:0 for a free port)", *addr, err)
+	}
+	defer func() { _ = ln.Close() }() // closed by the server once serving; this is for the early returns
 
 	if *dataDir == "" {
 		d, err := os.MkdirTemp("", "opsearch-demo-")
@@ -57,6 +65,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 
 	// The fake OpenProject on a free loopback port.
 	start := time.Now()
+	fmt.Fprintf(e.stderr, "generating a fake OpenProject with %d work packages (seed %d) ...\n", *wps, *seed)
 	data := opgen.Generate(opgen.GenOptions{
 		Seed:         *seed,
 		WorkPackages: *wps,
@@ -124,7 +133,8 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	return runServeHTTP(ctx, e, httpServe{
 		conn: conn, flags: &httpFlags{addr: *addr, idleTimeout: sync.DefaultIdleTimeout, maxUsers: sync.DefaultMaxUsers, maxSyncs: sync.DefaultMaxConcurrentSyncs, keyGrace: sync.DefaultKeyGrace,
 			sharedIndex: !*perUser, perUserIndex: *perUser, viewRefresh: sync.DefaultViewRefresh},
-		spec: sync.DefaultSpec,
+		spec:     sync.DefaultSpec,
+		listener: ln,
 		ready: func(addr string) {
 			printDemo(e.stdout, "http://"+addr+"/mcp", baseURL, *dataDir, examples)
 		},
@@ -213,8 +223,9 @@ func printDemo(w io.Writer, mcpURL, baseURL, dataDir, examples string) {
 	httpCfg := map[string]any{"mcpServers": map[string]any{"opsearch-demo": map[string]any{
 		"type": "http", "url": mcpURL, "headers": map[string]string{"X-OpenProject-Api-Key": optest.AliceKey},
 	}}}
+	command, cmdArgs := selfCommand()
 	stdioCfg := map[string]any{"mcpServers": map[string]any{"opsearch-demo": map[string]any{
-		"command": "opsearch", "args": []string{"serve"},
+		"command": command, "args": append(cmdArgs, "serve"),
 		"env": map[string]string{"OPENPROJECT_BASE_URL": baseURL, "OPENPROJECT_API_KEY": optest.BobKey, "OPSEARCH_DATA_DIR": dataDir},
 	}}}
 	fmt.Fprintf(w, "\nMCP client configuration, Streamable HTTP:\n%s\n", indentJSON(httpCfg))
@@ -225,6 +236,36 @@ func printDemo(w io.Writer, mcpURL, baseURL, dataDir, examples string) {
 		"-H 'X-OpenProject-Api-Key: %s' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}'\n",
 		mcpURL, optest.AliceKey)
 	fmt.Fprintf(w, "\nPress Ctrl-C to stop.\n")
+}
+
+// selfCommand is how an MCP client starts this same opsearch, as it must
+// appear in a client configuration: the absolute path of the running
+// binary, or, when it is a "go run" build (a temporary file that is gone
+// once it exits), "go -C <module dir> run ./cmd/opsearch" from the
+// checkout the demo was started in.
+func selfCommand() (string, []string) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "opsearch", nil
+	}
+	if !strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		if abs, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = abs
+		}
+		return exe, nil
+	}
+	if wd, err := os.Getwd(); err == nil {
+		// The checkout: the working directory or one above it.
+		for dir := wd; ; dir = filepath.Dir(dir) {
+			if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/opsearch/opsearch\n") {
+				return "go", []string{"-C", dir, "run", "./cmd/opsearch"}
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return "go", []string{"run", "github.com/opsearch/opsearch/cmd/opsearch@latest"}
 }
 
 // renderExamples runs the example searches and formats their top results.

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,6 +26,21 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("X-OpenProject-Api-Key", h.key)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestRun_DemoPortTaken: a taken port fails at once, before any data is
+// generated, and says how to pick a free one.
+func TestRun_DemoPortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"demo", "--addr", l.Addr().String()}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "--addr 127.0.0.1:0") || strings.Contains(errb.String(), "generating") {
+		t.Errorf("exit %d, stderr %q; want 1 at once, naming --addr 127.0.0.1:0", code, errb.String())
+	}
 }
 
 func TestRun_Demo(t *testing.T) {
@@ -58,7 +76,11 @@ func testDemo(t *testing.T, extra ...string) {
 		}
 	}
 	stdout := out.String()
-	for _, want := range []string{optest.AdminKey, optest.AliceKey, optest.BobKey, `"X-OpenProject-Api-Key"`, `"command": "opsearch"`,
+	// The test binary is a "go build" file, so the stdio configuration
+	// runs opsearch from this checkout with go run.
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	for _, want := range []string{optest.AdminKey, optest.AliceKey, optest.BobKey, `"X-OpenProject-Api-Key"`, `"command": "go"`, `"-C",
+        "` + root + `",`,
 		"1. typos:", "2. a fact only a comment mentions:", "3. a meeting outcome:"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout does not mention %q:\n%s", want, stdout)

@@ -140,6 +140,10 @@ type httpServe struct {
 	// ready, if set, is told the bound address once the server listens
 	// (the demo binds port 0).
 	ready func(addr string)
+	// listener, if set, is the socket to serve on, bound by the caller
+	// (the demo binds before its minutes of work, so a taken port fails
+	// at once).
+	listener net.Listener
 }
 
 // The HTTP handler hands the manager's clients (sync.UserAPI, built by
@@ -232,10 +236,12 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 		_ = mgr.Close(context.Background())
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		_ = mgr.Close(context.Background())
-		return fmt.Errorf("listen on %s: %w", addr, err)
+	ln := cfg.listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			_ = mgr.Close(context.Background())
+			return fmt.Errorf("listen on %s: %w", addr, err)
+		}
 	}
 	srv := &http.Server{
 		Handler:           h,
