@@ -157,7 +157,12 @@ type Query struct {
 	// ProjectIDs restricts to these projects (and, for kind project, to
 	// those projects themselves).
 	ProjectIDs []int64
-	Closed     *bool
+	// Project, if set, is one more project to restrict to, by id or
+	// identifier ("website-relaunch"), resolved against the stored
+	// projects: one the store does not hold is an error
+	// (ErrUnknownProject), not an empty answer.
+	Project string
+	Closed  *bool
 	// Statuses restricts to work packages whose status id or name
 	// (case-insensitive) is one of these; it implies kind work_package.
 	// The index has no status field, so the filter applies to the
@@ -171,6 +176,41 @@ type Query struct {
 	Exact bool
 	// Page is 1-based; PageSize defaults to 20 and is at most 100.
 	Page, PageSize int
+}
+
+// ErrUnknownProject is returned (wrapped) for a Query.Project the store
+// holds no project for.
+var ErrUnknownProject = errors.New("no such project in the index")
+
+// resolveProject returns the id of the stored project ref names, by id or
+// identifier (case-insensitive).
+func (e *Engine) resolveProject(ctx context.Context, ref string) (int64, error) {
+	ref = strings.TrimSpace(ref)
+	unknown := fmt.Errorf("%w: %q (give a project's id or identifier, as openproject_list_projects shows them)", ErrUnknownProject, ref)
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
+		if _, ok, err := e.st.Project(id); err != nil {
+			return 0, fmt.Errorf("read project %d: %w", id, err)
+		} else if !ok {
+			return 0, unknown
+		}
+		return id, nil
+	}
+	var found int64
+	err := e.st.ScanProjects(ctx, store.DefaultScanBatch, func(ps []openproject.Project) error {
+		for _, p := range ps {
+			if strings.EqualFold(p.Identifier, ref) {
+				found = p.ID
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read projects: %w", err)
+	}
+	if found == 0 {
+		return 0, unknown
+	}
+	return found, nil
 }
 
 // MaxPageSize bounds Query.PageSize.
@@ -286,6 +326,13 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 	start := time.Now()
 	if err := q.Validate(); err != nil {
 		return Response{}, err
+	}
+	if q.Project != "" {
+		id, err := e.resolveProject(ctx, q.Project)
+		if err != nil {
+			return Response{}, err
+		}
+		q.ProjectIDs = append(slices.Clone(q.ProjectIDs), id)
 	}
 	q.Page = cmp.Or(q.Page, 1)
 	q.PageSize = cmp.Or(q.PageSize, 20)

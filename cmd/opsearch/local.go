@@ -210,7 +210,7 @@ func runSearch(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("search")
 	conn := bindConn(fs, e)
 	kindName := fs.String("kind", "", "restrict to one kind: work_package, wiki_page, meeting or project")
-	project := fs.Int64("project", 0, "restrict to a project id")
+	project := fs.String("project", "", "restrict to a project, by id or identifier (an unknown one is an error)")
 	limit := fs.Int("limit", 10, "number of results (1-100)")
 	exact := fs.Bool("exact", false, "match the query as written: no typos, no prefixes")
 	jsonOut := fs.Bool("json", false, "print results as JSON")
@@ -241,9 +241,7 @@ func runSearch(ctx context.Context, e env, args []string) error {
 		}
 		q.Kinds = []kind.Kind{k}
 	}
-	if *project != 0 {
-		q.ProjectIDs = []int64{*project}
-	}
+	q.Project = *project
 	li, _, _, err := openLocal(ctx, e, conn, *userID, "opsearch search")
 	if err != nil {
 		return err
