@@ -40,19 +40,43 @@ func (c *connConfig) userOptions(e env) sync.UserOptions {
 		WorkerOptions: sync.Options{Logger: e.logger, MaxDeleteShare: c.maxDeleteShare}}
 }
 
-// bindConn registers the shared flags with defaults from the environment.
-func bindConn(fs *flag.FlagSet, e env) *connConfig {
-	c := &connConfig{}
+// connFlags say which groups of the shared flags a command takes, so
+// its usage lists only what applies to it. Every command takes
+// --base-url, --data-dir and --synonyms (which must match the index's to
+// open it without a rebuild).
+type connFlags int
+
+const (
+	// withAPI: the command talks to OpenProject (--api-key, --bearer,
+	// --timeout).
+	withAPI connFlags = 1 << iota
+	// withSync: the command syncs (--max-delete-share).
+	withSync
+	// withTools: the command serves the MCP tools (--read-only,
+	// --confirm-writes).
+	withTools
+)
+
+// bindConn registers the shared flags the command takes (uses), with
+// defaults from the environment; the others keep their defaults.
+func bindConn(fs *flag.FlagSet, e env, uses connFlags) *connConfig {
+	c := &connConfig{timeout: 30 * time.Second, maxDeleteShare: sync.DefaultMaxDeleteShare}
 	fs.StringVar(&c.baseURL, "base-url", e.getenv("OPENPROJECT_BASE_URL"), "OpenProject URL (env OPENPROJECT_BASE_URL)")
-	fs.StringVar(&c.apiKey, "api-key", "", "OpenProject API key (env OPENPROJECT_API_KEY; prefer the environment: flags show up in process lists)")
-	fs.BoolVar(&c.bearer, "bearer", envBool(e.getenv("OPENPROJECT_BEARER")), "send the key as a Bearer token instead of Basic apikey (env OPENPROJECT_BEARER)")
 	fs.StringVar(&c.dataDir, "data-dir", e.getenv("OPSEARCH_DATA_DIR"), "where indexes are kept (env OPSEARCH_DATA_DIR; default $XDG_DATA_HOME/opsearch or ~/.local/share/opsearch)")
-	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "timeout of one OpenProject request")
-	fs.BoolVar(&c.readOnly, "read-only", envBool(e.getenv("OPENPROJECT_READ_ONLY")), "hide and refuse write tools (env OPENPROJECT_READ_ONLY=true|1|yes)")
-	fs.BoolVar(&c.confirmWrites, "confirm-writes", envBool(e.getenv("OPSEARCH_CONFIRM_WRITES")), "each write tool first answers with a preview of what it would change, and applies it only when called again with confirm: true (env OPSEARCH_CONFIRM_WRITES)")
 	fs.StringVar(&c.synonyms, "synonyms", e.getenv("OPSEARCH_SYNONYMS"), "a team's own synonym groups, one per line: \"word, word, word\" (env OPSEARCH_SYNONYMS; added to the built-in thesaurus; changing them rebuilds the index)")
-	fs.Float64Var(&c.maxDeleteShare, "max-delete-share", envFloat(e, "OPSEARCH_MAX_DELETE_SHARE", sync.DefaultMaxDeleteShare),
-		"the largest share of a kind one sync may delete; a sync that would delete more deletes nothing and reports it (env OPSEARCH_MAX_DELETE_SHARE; 1 disables the check)")
+	if uses&withAPI != 0 {
+		fs.StringVar(&c.apiKey, "api-key", "", "OpenProject API key or OAuth access token (env OPENPROJECT_API_KEY; prefer the environment: flags show up in process lists)")
+		fs.BoolVar(&c.bearer, "bearer", envBool(e.getenv("OPENPROJECT_BEARER")), "send the key as a Bearer token only (by default it goes as Basic apikey, then as Bearer if refused) (env OPENPROJECT_BEARER)")
+		fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "timeout of one OpenProject request")
+	}
+	if uses&withTools != 0 {
+		fs.BoolVar(&c.readOnly, "read-only", envBool(e.getenv("OPENPROJECT_READ_ONLY")), "hide and refuse write tools (env OPENPROJECT_READ_ONLY=true|1|yes)")
+		fs.BoolVar(&c.confirmWrites, "confirm-writes", envBool(e.getenv("OPSEARCH_CONFIRM_WRITES")), "each write tool first answers with a preview of what it would change, and applies it only when called again with confirm: true (env OPSEARCH_CONFIRM_WRITES)")
+	}
+	if uses&withSync != 0 {
+		fs.Float64Var(&c.maxDeleteShare, "max-delete-share", envFloat(e, "OPSEARCH_MAX_DELETE_SHARE", sync.DefaultMaxDeleteShare),
+			"the largest share of a kind one sync may delete; a sync that would delete more deletes nothing and reports it (env OPSEARCH_MAX_DELETE_SHARE; 1 disables the check)")
+	}
 	return c
 }
 

@@ -15,7 +15,7 @@ import (
 // failed.
 func runDoctor(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("doctor")
-	conn := bindConn(fs, e)
+	conn := bindConn(fs, e, withAPI)
 	jsonOut := fs.Bool("json", false, "print the checks as JSON")
 	if err := noArgs(e, fs, args); err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 // ranker variants side by side. It makes no API calls.
 func runEval(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("eval")
-	conn := bindConn(fs, e)
+	conn := bindConn(fs, e, 0)
 	queriesFile := fs.String("queries", "", "labelled queries, JSONL: {\"id\",\"query\",\"kind\",\"expect\":[{\"type\",\"id\"}]} (required)")
 	userID := fs.Int64("user", 0, "user id whose index to evaluate, when the data dir holds several")
 	variantsFile := fs.String("variants", "", "JSON file of extra ranker variants: [{\"name\",\"params\":{...},\"weights\":{\"kind.field\":w}}]")

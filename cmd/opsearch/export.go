@@ -17,7 +17,7 @@ import (
 // experiment can run outside opsearch. It makes no API calls.
 func runExport(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("export")
-	conn := bindConn(fs, e)
+	conn := bindConn(fs, e, 0)
 	out := fs.String("out", "", "directory to write projects.jsonl, work_packages.jsonl, activities.jsonl, wiki_pages.jsonl and meetings.jsonl into (required)")
 	userID := fs.Int64("user", 0, "user id whose data to export, when the data dir holds several")
 	if err := noArgs(e, fs, args); err != nil {

@@ -30,7 +30,7 @@ func newClient(c *connConfig, e env) (*openproject.Client, error) {
 // runSync runs one sync for the configured user and prints a summary.
 func runSync(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("sync")
-	conn := bindConn(fs, e)
+	conn := bindConn(fs, e, withAPI|withSync)
 	jsonOut := fs.Bool("json", false, "print the summary as JSON")
 	if err := noArgs(e, fs, args); err != nil {
 		return err
@@ -208,7 +208,7 @@ func openFiles(ctx context.Context, e env, conn *connConfig, userID int64, holde
 // runSearch searches the local index; it makes no API calls.
 func runSearch(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("search")
-	conn := bindConn(fs, e)
+	conn := bindConn(fs, e, 0)
 	kindName := fs.String("kind", "", "restrict to one kind: work_package, wiki_page, meeting or project")
 	project := fs.String("project", "", "restrict to a project, by id or identifier (an unknown one is an error)")
 	limit := fs.Int("limit", 10, "number of results (1-100)")
@@ -305,7 +305,7 @@ func printResults(w io.Writer, resp search.Response) {
 // runStatus prints the local index's state per kind.
 func runStatus(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("status")
-	conn := bindConn(fs, e)
+	conn := bindConn(fs, e, 0)
 	jsonOut := fs.Bool("json", false, "print as JSON")
 	userID := fs.Int64("user", 0, "user id whose data to show, when the data dir holds several")
 	if err := noArgs(e, fs, args); err != nil {

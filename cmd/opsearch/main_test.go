@@ -50,7 +50,8 @@ func TestRun_Usage(t *testing.T) {
 		{[]string{"fakeop", "--no-such-flag"}, 1, "flag provided but not defined"},
 		{[]string{"search", "--synonyms", "/nonexistent/synonyms.txt", "x"}, 1, "--synonyms: open synonyms"},
 		{[]string{"search", "--synonyms", "testdata/bad-synonyms.txt", "x"}, 1, "thesaurus line 2: a group needs at least two words"},
-		{[]string{"search", "--max-delete-share", "0", "x"}, 1, "--max-delete-share (or OPSEARCH_MAX_DELETE_SHARE) must be a number above 0"},
+		{[]string{"sync", "--max-delete-share", "0", "--base-url", "http://127.0.0.1:1", "--api-key", "k"}, 1, "--max-delete-share (or OPSEARCH_MAX_DELETE_SHARE) must be a number above 0"},
+		{[]string{"search", "--max-delete-share", "0", "x"}, 1, "flag provided but not defined: -max-delete-share"},
 		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--shared-index", "--per-user-index"}, 1, "--shared-index and --per-user-index exclude each other"},
 		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--shared-index", "--view-refresh", "0s"}, 1, "invalid --view-refresh 0s: it must be positive"},
 		{[]string{"serve", "--base-url", "http://127.0.0.1:1", "--http", "127.0.0.1:0", "--per-user-index", "--crawl-api-key", "k"}, 1, "--crawl-api-key (OPSEARCH_CRAWL_API_KEY) crawls the shared index, not with --per-user-index"},
@@ -165,6 +166,27 @@ func TestRun_HelpAndVersion(t *testing.T) {
 				}
 			}
 		})
+	}
+	// Each command lists only the flags it uses.
+	for cmd, c := range map[string]struct{ has, lacks []string }{
+		"search": {[]string{"-base-url", "-data-dir", "-project"}, []string{"-api-key", "-read-only", "-confirm-writes", "-max-delete-share", "-timeout"}},
+		"status": {[]string{"-data-dir"}, []string{"-api-key", "-read-only", "-max-delete-share"}},
+		"sync":   {[]string{"-api-key", "-max-delete-share"}, []string{"-read-only", "-confirm-writes"}},
+		"serve":  {[]string{"-api-key", "-read-only", "-confirm-writes", "-max-delete-share"}, nil},
+		"doctor": {[]string{"-api-key"}, []string{"-read-only", "-max-delete-share"}},
+	} {
+		var out, errb bytes.Buffer
+		run(context.Background(), []string{cmd, "-h"}, &out, &errb)
+		for _, f := range c.has {
+			if !strings.Contains(out.String(), "  "+f+" ") && !strings.Contains(out.String(), "  "+f+"\n") {
+				t.Errorf("%s -h does not list %s", cmd, f)
+			}
+		}
+		for _, f := range c.lacks {
+			if strings.Contains(out.String(), "  "+f+" ") || strings.Contains(out.String(), "  "+f+"\n") {
+				t.Errorf("%s -h lists %s, which it does not use", cmd, f)
+			}
+		}
 	}
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"help", "frobnicate"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "frobnicate"`) {

@@ -40,7 +40,7 @@ const shutdownTimeout = 20 * time.Second
 // first, without the network) and started the sync scheduler.
 func runServe(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("serve")
-	conn := bindConn(fs, e)
+	conn := bindConn(fs, e, withAPI|withSync|withTools)
 	spec := fs.String("sync-schedule", envOr(e, "OPSEARCH_SYNC_SCHEDULE", sync.DefaultSpec),
 		`sync schedule: a 5-field cron spec or a descriptor such as "@every 2m" (env OPSEARCH_SYNC_SCHEDULE)`)
 	hf := bindHTTP(fs, e)
