@@ -558,9 +558,9 @@ func TestSearchWaitsForOpen(t *testing.T) {
 			t.Fatalf("the search answered before the index opened: %s", resultText(res))
 		case <-time.After(100 * time.Millisecond):
 		}
-		idx.SetOpenError(errors.New("the disk is on fire"))
+		idx.SetOpenError(&openproject.Error{Kind: openproject.ErrNetwork, Method: "GET", Path: "/api/v3/users/me", Err: errors.New("connection refused")})
 		res := <-done
-		if res == nil || !res.IsError || !strings.Contains(resultText(res), "the disk is on fire") {
+		if res == nil || !res.IsError || !strings.Contains(resultText(res), "cannot reach OpenProject") {
 			t.Errorf("after the open failed the search answered %s; want the failure", resultText(res))
 		}
 	})
