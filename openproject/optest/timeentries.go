@@ -257,7 +257,7 @@ func (s *Server) createTimeEntry(ex *exchange, _ []string) {
 	if actID, set, ok := linkTarget(in.Links, "activity", "/api/v3/time_entries/activities/"); set {
 		name, known := activityName(actID)
 		if !ok || (actID != 0 && !known) {
-			ex.sendAPIError(errNotAllowed("activity"))
+			ex.sendAPIError(errConstraint("activity", "Activity is not set to one of the allowed values."))
 			return
 		}
 		if actID != 0 {
