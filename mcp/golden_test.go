@@ -254,6 +254,10 @@ func TestGolden_LiveTools(t *testing.T) {
 		{"list_meetings", []goldenCall{ok("openproject_list_meetings", map[string]any{"time": "past", "pageSize": 3})}},
 		{"get_meeting", []goldenCall{ok("openproject_get_meeting", map[string]any{"id": meeting.ID})}},
 		{"get_wiki_page", []goldenCall{ok("openproject_get_wiki_page", map[string]any{"id": d.WikiPages[0].ID})}},
+		{"list_time_entries", []goldenCall{
+			ok("openproject_list_time_entries", map[string]any{"workPackageId": d.TimeEntries[0].WorkPackage.ID}),
+			ok("openproject_list_time_entries", map[string]any{"projectId": d.Projects[0].Identifier, "from": "2025-03-01", "to": "2025-03-31", "pageSize": 3}),
+		}},
 		{"list_wiki_page_links", []goldenCall{{
 			Tool: "openproject_list_wiki_page_links", Arguments: map[string]any{"workPackageId": wp.ID},
 			Error: l.Fail("openproject_list_wiki_page_links", map[string]any{"workPackageId": wp.ID}, "not supported"),
@@ -291,6 +295,11 @@ func TestGolden_WriteTools(t *testing.T) {
 	checkLiveGolden(t, l, "add_comment", ok("openproject_add_comment", map[string]any{
 		"workPackageId": d.WorkPackages[2].ID, "comment": "Looked into it: the **cache** is stale.",
 	}))
+
+	logged := map[string]any{"workPackageId": d.WorkPackages[2].ID, "hours": 1.75, "spentOn": "2025-06-30", "comment": "Profiled the cache", "activityId": 4}
+	tooMuch := map[string]any{"workPackageId": d.WorkPackages[2].ID, "hours": 23, "spentOn": "2025-06-30"}
+	checkLiveGolden(t, l, "log_time", ok("openproject_log_time", logged),
+		goldenCall{Tool: "openproject_log_time", Arguments: tooMuch, Error: l.Fail("openproject_log_time", tooMuch, "24 hours per day")})
 }
 
 // TestGolden_LiveErrors pins one error of each class the live tools

@@ -51,7 +51,7 @@ var (
 		"openproject_get_work_package", "openproject_list_work_package_activities", "openproject_list_queries",
 		"openproject_get_query", "openproject_list_types", "openproject_list_statuses", "openproject_list_priorities",
 		"openproject_list_users", "openproject_get_openapi_spec", "openproject_list_meetings", "openproject_get_meeting",
-		"openproject_get_wiki_page", "openproject_list_wiki_page_links",
+		"openproject_get_wiki_page", "openproject_list_wiki_page_links", "openproject_list_time_entries",
 	}
 	ownTools = append(slices.Clone(liveTools), writeToolNames...)
 )
@@ -287,6 +287,8 @@ func (h *harness) validArgs() map[string]map[string]any {
 		"openproject_create_work_package":          {"projectId": h.data.Projects[0].ID, "subject": "Fault probe"},
 		"openproject_update_work_package":          {"workPackageId": wp.ID, "lockVersion": wp.LockVersion, "subject": "Fault probe"},
 		"openproject_add_comment":                  {"workPackageId": wp.ID, "comment": "Fault probe"},
+		"openproject_list_time_entries":            {"workPackageId": wp.ID},
+		"openproject_log_time":                     {"workPackageId": wp.ID, "hours": 0.5, "spentOn": "2025-06-02"},
 	}
 }
 
@@ -751,6 +753,13 @@ func TestBadArguments(t *testing.T) {
 		{"openproject_get_wiki_page", map[string]any{"id": -5}, "id"},
 		{"openproject_list_wiki_page_links", map[string]any{"pageSize": 0}, "pageSize"},
 		{"openproject_list_wiki_page_links", map[string]any{"workPackageId": -1}, "workPackageId"},
+		{"openproject_list_time_entries", map[string]any{"from": "2025-13-01"}, "from"},
+		{"openproject_list_time_entries", map[string]any{"to": "yesterday"}, "to"},
+		{"openproject_list_time_entries", map[string]any{"from": "2025-06-02", "to": "2025-06-01"}, "to"},
+		{"openproject_list_time_entries", map[string]any{"workPackageId": -1}, "workPackageId"},
+		{"openproject_list_time_entries", map[string]any{"userId": -2}, "userId"},
+		{"openproject_list_time_entries", map[string]any{"projectId": "a/b"}, "projectId"},
+		{"openproject_list_time_entries", map[string]any{"pageSize": 0}, "pageSize"},
 	}
 	tested := map[string]bool{}
 	for _, c := range cases {

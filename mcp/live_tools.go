@@ -96,6 +96,8 @@ func (s *server) registerLiveTools(srv *sdk.Server) {
 		"Get one wiki page by numeric id: title, project, text (if the server provides it) and attachments. To find pages by words, prefer openproject_search_wiki_pages."), s.getWikiPage)
 	addTool(s, srv, live("openproject_list_wiki_page_links",
 		"List links between work packages and wiki pages, where the server offers them (most OpenProject versions do not)."), s.listWikiPageLinks)
+	addTool(s, srv, live("openproject_list_time_entries",
+		"List logged time (live API), newest first, by work package, project, user and day range (from/to)."), s.listTimeEntries)
 
 	if s.opts.ReadOnly {
 		srv.AddReceivingMiddleware(s.refuseWrites)

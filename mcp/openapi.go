@@ -49,6 +49,7 @@ const (
 	tagOpenAPI      = "OpenAPI"
 	tagMeetings     = "Meetings"
 	tagWiki         = "Wiki"
+	tagTimeEntries  = "Time Entries"
 	tagWrites       = "Writes"
 )
 
@@ -63,6 +64,7 @@ func tagDescriptions() [][2]string {
 		{tagOpenAPI, "OpenProject's own API specification"},
 		{tagMeetings, "Meetings with agenda items and outcomes"},
 		{tagWiki, "Wiki pages and their links"},
+		{tagTimeEntries, "Time logged on work packages, from the live API"},
 		{tagWrites, "Tools that change OpenProject (absent in read-only mode)"},
 	}
 }
@@ -88,6 +90,8 @@ func toolTag(t *sdk.Tool) string {
 		return tagMeetings
 	case strings.Contains(n, "wiki"):
 		return tagWiki
+	case strings.Contains(n, "time_entr"):
+		return tagTimeEntries
 	case strings.Contains(n, "quer"):
 		return tagQueries
 	case strings.HasSuffix(n, "_projects") || strings.HasSuffix(n, "_project"):

@@ -45,6 +45,8 @@ type API interface {
 	CreateWorkPackage(ctx context.Context, n openproject.NewWorkPackage) (openproject.WorkPackage, error)
 	UpdateWorkPackage(ctx context.Context, id int64, p openproject.WorkPackagePatch) (openproject.WorkPackage, error)
 	AddComment(ctx context.Context, workPackageID int64, text string) (openproject.Activity, error)
+	ListTimeEntries(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.TimeEntry], error)
+	CreateTimeEntry(ctx context.Context, n openproject.NewTimeEntry) (openproject.TimeEntry, error)
 }
 
 // Searcher answers search tools from the local index.

@@ -247,6 +247,23 @@ type QueryFilter struct {
 	Values []string `json:"values,omitempty"`
 }
 
+// TimeEntry is time logged by a user, on a work package or on a project.
+type TimeEntry struct {
+	ID int64 `json:"id"`
+	// Hours is the logged time in hours; the API sends it as an ISO 8601
+	// duration ("PT1H30M" is 1.5).
+	Hours   float64 `json:"hours"`
+	SpentOn string  `json:"spentOn,omitempty"` // YYYY-MM-DD
+	// Comment is plain text (the API's comment format is "plain").
+	Comment     string    `json:"comment,omitempty"`
+	User        Ref       `json:"user"`
+	WorkPackage *Ref      `json:"workPackage,omitempty"`
+	Project     Ref       `json:"project"`
+	Activity    *Ref      `json:"activity,omitempty"`
+	CreatedAt   time.Time `json:"createdAt,omitzero"`
+	UpdatedAt   time.Time `json:"updatedAt,omitzero"`
+}
+
 // WikiPageLink links a work package and a wiki page (only servers with
 // /api/v3/wiki_page_links have them).
 type WikiPageLink struct {

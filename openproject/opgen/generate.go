@@ -118,6 +118,9 @@ func Generate(o GenOptions) *optest.Dataset {
 	if o.MixedPermissions {
 		g.genPermissions(d)
 	}
+	// Last, from a stream of their own: everything above is exactly what
+	// it was before time entries existed.
+	d.TimeEntries = g.genTimeEntries(d.WorkPackages)
 	return d
 }
 

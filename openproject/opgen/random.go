@@ -19,6 +19,9 @@ const (
 	StreamQueries
 	// streamPermissions draws the MixedPermissions additions.
 	streamPermissions
+	// streamTimeEntries draws the time entries, generated last so that
+	// adding them changed nothing else.
+	streamTimeEntries
 	streamPerWorkPackage = 1 << 40 // + work package id
 )
 

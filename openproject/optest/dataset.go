@@ -3,7 +3,9 @@ package optest
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"time"
 
 	"github.com/opsearch/opsearch/openproject"
 )
@@ -27,6 +29,9 @@ type Dataset struct {
 	// Meetings carry their agenda items and participants inline.
 	Meetings []openproject.Meeting `json:"meetings"`
 	Queries  []openproject.Query   `json:"queries,omitempty"`
+	// TimeEntries are logged on work packages; WorkPackage and Project
+	// link them (the project must be the work package's).
+	TimeEntries []openproject.TimeEntry `json:"timeEntries,omitempty"`
 
 	// Roles, Memberships, Shares and NonMemberRole model permissions. A
 	// data set without them behaves as Project.Members says.
@@ -176,7 +181,49 @@ func (d *Dataset) Validate() error {
 			return fmt.Errorf("meeting %d: unknown project %d", m.ID, m.Project.ID)
 		}
 	}
+	if err := d.validateTimeEntries(projects, users); err != nil {
+		return err
+	}
 	return d.validatePermissions(projects, users, wps)
+}
+
+// validateTimeEntries checks unique ids, an existing user, a work package
+// that exists in the entry's project, and a date and hours the API could
+// render.
+func (d *Dataset) validateTimeEntries(projects, users map[int64]bool) error {
+	wpProject := make(map[int64]int64, len(d.WorkPackages))
+	for _, wp := range d.WorkPackages {
+		wpProject[wp.ID] = wp.Project.ID
+	}
+	ids := map[int64]bool{}
+	for _, te := range d.TimeEntries {
+		if te.ID <= 0 || ids[te.ID] {
+			return fmt.Errorf("time entry id %d is missing or duplicated", te.ID)
+		}
+		ids[te.ID] = true
+		if !users[te.User.ID] {
+			return fmt.Errorf("time entry %d: unknown user %d", te.ID, te.User.ID)
+		}
+		if !projects[te.Project.ID] {
+			return fmt.Errorf("time entry %d: unknown project %d", te.ID, te.Project.ID)
+		}
+		if te.WorkPackage != nil {
+			pid, ok := wpProject[te.WorkPackage.ID]
+			if !ok {
+				return fmt.Errorf("time entry %d: unknown work package %d", te.ID, te.WorkPackage.ID)
+			}
+			if pid != te.Project.ID {
+				return fmt.Errorf("time entry %d: work package %d is in project %d, not %d", te.ID, te.WorkPackage.ID, pid, te.Project.ID)
+			}
+		}
+		if _, err := time.Parse(time.DateOnly, te.SpentOn); err != nil {
+			return fmt.Errorf("time entry %d: spentOn %q is not a date", te.ID, te.SpentOn)
+		}
+		if te.Hours < 0 || math.IsNaN(te.Hours) || math.IsInf(te.Hours, 0) {
+			return fmt.Errorf("time entry %d: hours %v", te.ID, te.Hours)
+		}
+	}
+	return nil
 }
 
 // validatePermissions checks roles, memberships and shares: unique role

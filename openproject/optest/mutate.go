@@ -511,6 +511,7 @@ func (s *Server) deleteWPLocked(id int64) {
 		delete(s.st.acts, a.ID)
 	}
 	delete(s.st.actsByWP, id)
+	s.st.deleteTimeEntriesOfWP(id)
 	delete(s.st.wps, id)
 	delete(s.st.search, id)
 	if i := s.st.wpIndex(id); i >= 0 {

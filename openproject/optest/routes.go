@@ -56,6 +56,8 @@ func (s *Server) endpoints() []endpoint {
 		{get, "/meeting_agenda_items/{id}", s.getAgendaItem},
 		{get, "/queries", s.listQueries},
 		{get, "/queries/{id}", s.getQuery},
+		{get, "/time_entries", s.listTimeEntries},
+		{post, "/time_entries", s.createTimeEntry},
 		{get, "/spec.json", s.getSpec},
 	}
 }

@@ -59,9 +59,15 @@ type store struct {
 	queries    map[int64]*openproject.Query
 	queryOrder []int64
 
+	timeEntries map[int64]*openproject.TimeEntry
+	teOrder     []int64           // ascending ids
+	teByWP      map[int64][]int64 // work package id -> time entry ids, ascending
+
 	nextActivity int64
 	nextWiki     int64
 	nextAgenda   int64
+	// nextTimeEntry is the largest time entry id so far.
+	nextTimeEntry int64
 }
 
 // newStore indexes a deep copy of d, so the caller's data set is never
@@ -88,6 +94,8 @@ func newStore(d *Dataset) *store {
 		meetings:     map[int64]*openproject.Meeting{},
 		agenda:       map[int64]int64{},
 		queries:      map[int64]*openproject.Query{},
+		timeEntries:  map[int64]*openproject.TimeEntry{},
+		teByWP:       map[int64][]int64{},
 	}
 	s.instanceName = cmp.Or(s.instanceName, "OpenProject")
 	for i := range d.Users {
@@ -158,6 +166,15 @@ func newStore(d *Dataset) *store {
 		s.queryOrder = append(s.queryOrder, q.ID)
 	}
 	slices.Sort(s.queryOrder)
+	tes := make([]*openproject.TimeEntry, len(d.TimeEntries))
+	for i := range d.TimeEntries {
+		tes[i] = &d.TimeEntries[i]
+	}
+	slices.SortFunc(tes, func(a, b *openproject.TimeEntry) int { return cmp.Compare(a.ID, b.ID) })
+	for _, te := range tes {
+		s.addTimeEntry(te)
+		s.nextTimeEntry = max(s.nextTimeEntry, te.ID)
+	}
 	return s
 }
 
@@ -332,6 +349,9 @@ func (s *store) snapshot() *Dataset {
 		q.Project = cloneRef(q.Project)
 		d.Queries = append(d.Queries, q)
 	}
+	for _, id := range s.teOrder {
+		d.TimeEntries = append(d.TimeEntries, cloneTimeEntry(*s.timeEntries[id]))
+	}
 	d.Roles = cloneRoles(s.perm.roles)
 	d.Memberships = cloneMemberships(s.perm.memberships)
 	// Shares of deleted work packages went with them.
@@ -383,6 +403,12 @@ func cloneDataset(d *Dataset) *Dataset {
 	for i, q := range d.Queries {
 		q.Project = cloneRef(q.Project)
 		c.Queries[i] = q
+	}
+	if d.TimeEntries != nil {
+		c.TimeEntries = make([]openproject.TimeEntry, len(d.TimeEntries))
+		for i, te := range d.TimeEntries {
+			c.TimeEntries[i] = cloneTimeEntry(te)
+		}
 	}
 	c.Roles = cloneRoles(d.Roles)
 	c.Memberships = cloneMemberships(d.Memberships)
