@@ -115,6 +115,7 @@ func timeEntryRowOf(te openproject.TimeEntry) (timeEntryRow, bool) {
 const maxLogHours = 24
 
 type logTimeIn struct {
+	confirmArg
 	WorkPackageID int64   `json:"workPackageId" jsonschema:"work package id to log time on"`
 	Hours         float64 `json:"hours" jsonschema:"time spent in hours, more than 0 and at most 24 (1.5 is 1h30m)"`
 	SpentOn       string  `json:"spentOn,omitempty" jsonschema:"day the time was spent, YYYY-MM-DD (default today)"`
@@ -126,6 +127,7 @@ type logTimeIn struct {
 type logTimeOut struct {
 	TimeEntry timeEntryRow `json:"timeEntry"`
 	Note      string       `json:"note"`
+	Preview   *preview     `json:"preview,omitempty"`
 }
 
 func (s *server) logTime(ctx context.Context, in logTimeIn) (logTimeOut, error) {
@@ -151,6 +153,26 @@ func (s *server) logTime(ctx context.Context, in logTimeIn) (logTimeOut, error) 
 	}
 	if in.ActivityID < 0 {
 		return logTimeOut{}, argErr("activityId", "must be a positive id, got %d", in.ActivityID)
+	}
+	if s.previewing(in.confirmArg) {
+		// The work package, read now: one the user cannot see fails
+		// here as the write would.
+		wp, err := s.api.WorkPackage(ctx, in.WorkPackageID)
+		if err != nil {
+			return logTimeOut{}, err
+		}
+		changes := map[string]any{"hours": in.Hours, "spentOn": spentOn}
+		if in.Comment != "" {
+			c, _ := capText(in.Comment, capComment)
+			changes["comment"] = c
+		}
+		if in.ActivityID != 0 {
+			changes["activityId"] = in.ActivityID
+		}
+		return logTimeOut{Note: confirmNote, Preview: &preview{
+			Action:  fmt.Sprintf("log %v h on work package %d %q as you", in.Hours, wp.ID, wp.Subject),
+			Changes: changes,
+		}}, nil
 	}
 	te, err := s.api.CreateTimeEntry(ctx, openproject.NewTimeEntry{
 		WorkPackageID: in.WorkPackageID, Hours: in.Hours, SpentOn: spentOn, Comment: in.Comment, ActivityID: in.ActivityID,

@@ -279,6 +279,14 @@ func TestConfirmWrites(t *testing.T) {
 	if a.Preview == nil || a.Preview.Changes["comment"] != "Looked at it first" || a.WorkPackage.ID != wp.ID {
 		t.Errorf("comment preview = %+v", a)
 	}
+	var lt struct {
+		Note    string
+		Preview *preview
+	}
+	h.ok("openproject_log_time", map[string]any{"workPackageId": wp.ID, "hours": 1.5, "spentOn": "2026-01-05"}, &lt)
+	if lt.Preview == nil || lt.Preview.Changes["hours"] != 1.5 || !strings.Contains(lt.Preview.Action, wp.Subject) {
+		t.Errorf("log time preview = %+v", lt)
+	}
 	if n := writes() - before; n != 0 {
 		t.Errorf("previews sent %d writes to OpenProject", n)
 	}
@@ -302,6 +310,11 @@ func TestConfirmWrites(t *testing.T) {
 	h.ok("openproject_add_comment", map[string]any{"workPackageId": wp.ID, "comment": "Looked at it first", "confirm": true}, &w)
 	if w.Comment == nil {
 		t.Errorf("confirmed comment = %+v", w)
+	}
+	var logged struct{ TimeEntry struct{ ID int64 } }
+	h.ok("openproject_log_time", map[string]any{"workPackageId": wp.ID, "hours": 1.5, "spentOn": "2026-01-05", "confirm": true}, &logged)
+	if logged.TimeEntry.ID == 0 {
+		t.Errorf("confirmed time entry = %+v", logged)
 	}
 
 	// Without the option a write applies at once; confirm changes nothing.
