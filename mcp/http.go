@@ -44,6 +44,9 @@ type HTTPOptions struct {
 	// ConfirmWrites makes each write answer with a preview first
 	// (Options.ConfirmWrites), over MCP and REST.
 	ConfirmWrites bool
+	// WebhookSecret, if set, turns on POST /webhooks/openproject for
+	// events OpenProject signs with this secret.
+	WebhookSecret string
 	// AllowedOrigins are the browser origins (scheme://host[:port]) that
 	// may call the server; "*" allows any. Loopback origins are allowed
 	// when the request's Host is loopback too. Requests without Origin
@@ -170,6 +173,7 @@ func NewHTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", h.health)
 	mux.HandleFunc("GET "+resourceMetadataPath, h.resourceMetadata)
+	mux.HandleFunc("POST /webhooks/openproject", h.webhook)
 	mux.HandleFunc("GET "+resourceMetadataPath+"/mcp", h.resourceMetadata)
 	mux.HandleFunc("/mcp", h.serveStreamable)
 	mux.HandleFunc("/{$}", h.serveStreamable)

@@ -72,6 +72,8 @@ type httpEnvOpts struct {
 	localAddr net.Addr
 	// searchSlots is HTTPOptions.SearchSlots.
 	searchSlots *mcp.SearchSlots
+	// webhookSecret is HTTPOptions.WebhookSecret.
+	webhookSecret string
 	// team serves every user from one shared index: "single" keeps it
 	// in a file, "replicas" runs two servers sharing a PostgreSQL store
 	// (teamModes); "" keeps an index per user.
@@ -135,6 +137,7 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 		h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
 			BaseURL: base, ServerKey: o.serverKey, ReadOnly: o.readOnly, Logger: logger, Manager: mgr,
 			AllowedOrigins: o.origins, ProbeEvery: o.probeEvery, AllowedHosts: o.allowedHosts, SearchSlots: o.searchSlots,
+			WebhookSecret: o.webhookSecret,
 		})
 		if err != nil {
 			t.Fatal(err)

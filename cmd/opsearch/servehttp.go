@@ -35,6 +35,7 @@ type httpFlags struct {
 	perUserIndex   bool
 	viewRefresh    time.Duration
 	verifyResults  bool
+	webhookSecret  string
 	crawlKey       string
 	storeURL       string
 }
@@ -60,6 +61,7 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 	fs.DurationVar(&h.viewRefresh, "view-refresh", sync.DefaultViewRefresh, "HTTP mode, shared index: how often each active user's permissions are asked of OpenProject again (also after each of their syncs and key checks)")
 	fs.StringVar(&h.crawlKey, "crawl-api-key", e.getenv("OPSEARCH_CRAWL_API_KEY"), "HTTP mode, shared index: the API key of an account (best an administrator's) that crawls the shared store on the schedule and answers no request (env OPSEARCH_CRAWL_API_KEY; prefer the environment: arguments show in process lists)")
 	fs.StringVar(&h.storeURL, "store", e.getenv("OPSEARCH_STORE_URL"), "HTTP mode, shared index: keep the shared store in this PostgreSQL database (postgres://user@host:port/db) instead of the data dir, so several replicas serve one instance; each keeps its own index in its data dir (env OPSEARCH_STORE_URL; prefer the environment for a password)")
+	fs.StringVar(&h.webhookSecret, "webhook-secret", e.getenv("OPSEARCH_WEBHOOK_SECRET"), "HTTP mode: accept OpenProject's webhooks at POST /webhooks/openproject, signed with this secret (the webhook's \"signature secret\" in OpenProject); each work package event is searchable within seconds (env OPSEARCH_WEBHOOK_SECRET; prefer the environment)")
 	fs.BoolVar(&h.verifyResults, "verify-results", false, "HTTP mode: check every search result with OpenProject, with the user's key, before answering (verdicts kept 5s): a permission taken away shows at once, at a request per result")
 	return h
 }
@@ -230,7 +232,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly, ConfirmWrites: conn.confirmWrites,
 		AllowedOrigins: splitList(hf.allowedOrigins), AllowedHosts: splitList(hf.allowedHosts),
 		Logger: e.logger, Manager: mgr, Version: readBuildInfo().version, Extra: extra, ObserveSearch: m.ObserveSearch,
-		LiveTimeout: conn.liveTimeout(), SearchSlots: slots, VerifyResults: hf.verifyResults,
+		LiveTimeout: conn.liveTimeout(), SearchSlots: slots, VerifyResults: hf.verifyResults, WebhookSecret: strings.TrimSpace(hf.webhookSecret),
 	})
 	if err != nil {
 		_ = mgr.Close(context.Background())
@@ -257,7 +259,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	}
 	log.Info("opsearch serving MCP over HTTP", "version", version, "addr", ln.Addr().String(), "base_url", conn.baseURL,
 		"data_dir", conn.dataDir, "read_only", conn.readOnly, "server_key", conn.apiKey != "", "sync_schedule", spec,
-		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs, "shared_index", shared != nil, "crawl_key", shared != nil && shared.CrawlKey != "", "verify_results", hf.verifyResults)
+		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs, "shared_index", shared != nil, "crawl_key", shared != nil && shared.CrawlKey != "", "verify_results", hf.verifyResults, "webhooks", hf.webhookSecret != "")
 	if conn.apiKey != "" {
 		log.Warn("a server API key is configured: requests without credentials act as its user")
 	}
