@@ -27,6 +27,13 @@ type Dataset struct {
 	// Meetings carry their agenda items and participants inline.
 	Meetings []openproject.Meeting `json:"meetings"`
 	Queries  []openproject.Query   `json:"queries,omitempty"`
+	// Versions are defined by a project and, by Sharing, usable in
+	// others; WorkPackage.Version points at one by id.
+	Versions []openproject.Version `json:"versions,omitempty"`
+	// CustomFields are the work package custom fields (every one applies
+	// to every project and type); CustomValues hold their values.
+	CustomFields []CustomField `json:"customFields,omitempty"`
+	CustomValues []CustomValue `json:"customValues,omitempty"`
 
 	// Roles, Memberships, Shares and NonMemberRole model permissions. A
 	// data set without them behaves as Project.Members says.
@@ -175,6 +182,9 @@ func (d *Dataset) Validate() error {
 		if !projects[m.Project.ID] {
 			return fmt.Errorf("meeting %d: unknown project %d", m.ID, m.Project.ID)
 		}
+	}
+	if err := d.validateVersions(projects); err != nil {
+		return err
 	}
 	return d.validatePermissions(projects, users, wps)
 }

@@ -59,6 +59,11 @@ type store struct {
 	queries    map[int64]*openproject.Query
 	queryOrder []int64
 
+	versions     map[int64]*openproject.Version
+	versionOrder []int64
+	customFields []CustomField           // data set order
+	customValues map[int64][]CustomValue // by work package id
+
 	nextActivity int64
 	nextWiki     int64
 	nextAgenda   int64
@@ -88,6 +93,9 @@ func newStore(d *Dataset) *store {
 		meetings:     map[int64]*openproject.Meeting{},
 		agenda:       map[int64]int64{},
 		queries:      map[int64]*openproject.Query{},
+		versions:     map[int64]*openproject.Version{},
+		customFields: d.CustomFields,
+		customValues: map[int64][]CustomValue{},
 	}
 	s.instanceName = cmp.Or(s.instanceName, "OpenProject")
 	for i := range d.Users {
@@ -158,6 +166,15 @@ func newStore(d *Dataset) *store {
 		s.queryOrder = append(s.queryOrder, q.ID)
 	}
 	slices.Sort(s.queryOrder)
+	for i := range d.Versions {
+		v := &d.Versions[i]
+		s.versions[v.ID] = v
+		s.versionOrder = append(s.versionOrder, v.ID)
+	}
+	slices.Sort(s.versionOrder)
+	for _, cv := range d.CustomValues {
+		s.customValues[cv.WorkPackageID] = append(s.customValues[cv.WorkPackageID], cv)
+	}
 	return s
 }
 
@@ -332,6 +349,16 @@ func (s *store) snapshot() *Dataset {
 		q.Project = cloneRef(q.Project)
 		d.Queries = append(d.Queries, q)
 	}
+	for _, id := range s.versionOrder {
+		d.Versions = append(d.Versions, *s.versions[id])
+	}
+	d.CustomFields = slices.Clone(s.customFields)
+	for _, wp := range s.wpOrder {
+		for _, cv := range s.customValues[wp.ID] {
+			cv.Values = slices.Clone(cv.Values)
+			d.CustomValues = append(d.CustomValues, cv)
+		}
+	}
 	d.Roles = cloneRoles(s.perm.roles)
 	d.Memberships = cloneMemberships(s.perm.memberships)
 	// Shares of deleted work packages went with them.
@@ -383,6 +410,16 @@ func cloneDataset(d *Dataset) *Dataset {
 	for i, q := range d.Queries {
 		q.Project = cloneRef(q.Project)
 		c.Queries[i] = q
+	}
+	c.Versions = slices.Clone(d.Versions)
+	c.CustomFields = slices.Clone(d.CustomFields)
+	c.CustomValues = make([]CustomValue, len(d.CustomValues))
+	for i, cv := range d.CustomValues {
+		cv.Values = slices.Clone(cv.Values)
+		c.CustomValues[i] = cv
+	}
+	if d.CustomValues == nil {
+		c.CustomValues = nil
 	}
 	c.Roles = cloneRoles(d.Roles)
 	c.Memberships = cloneMemberships(d.Memberships)
