@@ -118,6 +118,9 @@ func Generate(o GenOptions) *optest.Dataset {
 	if o.MixedPermissions {
 		g.genPermissions(d)
 	}
+	// Last, from a stream of its own: everything above is as it was
+	// before versions and custom fields existed.
+	g.genVersions(d)
 	return d
 }
 
