@@ -119,8 +119,11 @@ func TestClient_Versions(t *testing.T) {
 		t.Error("project a/b: no error")
 	}
 	// Custom fields as the fake renders them, named by the schema.
-	for _, cv := range f.data.CustomValues {
-		wp, err := admin.WorkPackage(t.Context(), cv.WorkPackageID)
+	if len(f.data.CustomValues) == 0 {
+		t.Fatal("data set has no custom field values")
+	}
+	{
+		wp, err := admin.WorkPackage(t.Context(), f.data.CustomValues[0].WorkPackageID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,6 +139,5 @@ func TestClient_Versions(t *testing.T) {
 				t.Errorf("schema does not name %s", cf.Key)
 			}
 		}
-		break
 	}
 }
