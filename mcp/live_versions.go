@@ -111,12 +111,15 @@ func (s *server) versionWithWorkPackages(ctx context.Context, id int64, project 
 		return s.api.ListWorkPackages(ctx, opts)
 	}
 	// Every released server filters work packages by "version". 17.8
-	// replaced the version attribute with the multi-valued targetVersions;
-	// should a server drop the old filter name too, it rejects the query
-	// as invalid, and the new name is tried.
+	// made versions multi-valued (targetVersions); in OpenProject's
+	// source the version filter then matches any target version
+	// (FilterOnTargetVersionsMixin), next to a TargetVersionsFilter whose
+	// key, target_version_id, the API names "targetVersion". Should a
+	// server drop the old name, it rejects the query as invalid, and the
+	// new one is tried.
 	p, err := list("version")
 	if errors.Is(err, openproject.ErrInvalidQuery) {
-		p, err = list("targetVersions")
+		p, err = list("targetVersion")
 	}
 	if err != nil {
 		return versionsOut{}, err

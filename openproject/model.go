@@ -94,11 +94,11 @@ type Priority struct {
 type WorkPackage struct {
 	ID int64 `json:"id"`
 	// DisplayID is the project-based id ("PROJ-12") newer servers render;
-	// empty when the server has none. Semantic work package identifiers
-	// were still on OpenProject's development branch when this was
-	// written (late 2026), so the property name is unconfirmed on a
-	// released server; it is decoded leniently (string or number) when
-	// present.
+	// empty when the server has none. OpenProject's source renders it as
+	// the property displayId (WorkPackageRepresenter, with semantic
+	// identifiers, 17.9+); which release first sends it was not
+	// confirmed, so it is decoded leniently (string or number) when
+	// present, and older servers simply lack it.
 	DisplayID   string `json:"displayId,omitempty"`
 	LockVersion int    `json:"lockVersion"`
 	Subject     string `json:"subject"`

@@ -134,9 +134,11 @@ func TestVersions(t *testing.T) {
 	}
 
 	t.Run("work packages by version", func(t *testing.T) {
-		q := srvQ("filters", filtersParam(openproject.StatusAll(), openproject.Filter{Name: "version", Operator: "=", Values: []string{"1"}}))
-		if got := ids(srvGet(t, base, "/api/v3/work_packages"+q, AdminKey)); !slices.Equal(got, []int64{1, 2}) {
-			t.Errorf("work packages of version 1 = %v, want [1 2]", got)
+		for _, name := range []string{"version", "targetVersion"} {
+			q := srvQ("filters", filtersParam(openproject.StatusAll(), openproject.Filter{Name: name, Operator: "=", Values: []string{"1"}}))
+			if got := ids(srvGet(t, base, "/api/v3/work_packages"+q, AdminKey)); !slices.Equal(got, []int64{1, 2}) {
+				t.Errorf("work packages of version 1 by %s = %v, want [1 2]", name, got)
+			}
 		}
 		r := srvGet(t, base, "/api/v3/work_packages/5", AdminKey)
 		if jget(r.body, "_links", "version", "href") != "/api/v3/versions/2" || jget(r.body, "_links", "version", "title") != "Demo 2.0" {
