@@ -69,10 +69,13 @@ func (s *server) registerLiveTools(srv *sdk.Server) {
 		"List work packages (live API) by exact filters: project, status, type, assignee, subject substring. "+
 			"Thin rows; use openproject_get_work_package for details. To find work packages by words or topic, prefer openproject_search_work_packages."), s.listWorkPackages)
 	addTool(s, srv, live("openproject_get_work_package",
-		"Get one work package in full: description, status, type, priority, people, parent, version, dates and lockVersion (needed to update it)."), s.getWorkPackage)
+		"Get one work package in full: description, status, type, priority, people, parent, version, dates, custom fields (by name) and lockVersion (needed to update it)."), s.getWorkPackage)
 	addTool(s, srv, live("openproject_list_work_package_activities",
 		"List a work package's journal (comments and changes), oldest first, at most 100. "+
 			"With query, returns only matching entries ranked by relevance instead of the full history."), s.listActivities)
+	addTool(s, srv, live("openproject_list_versions",
+		"List versions (releases, milestones): of one project, including those shared with it, or all visible; status, dates, sharing. "+
+			"With versionId: that version and its work packages (at most 50)."), s.listVersions)
 	addTool(s, srv, live("openproject_list_queries",
 		"List saved queries (work package views) visible to the user."), s.listQueries)
 	addTool(s, srv, live("openproject_get_query",

@@ -110,11 +110,54 @@ func (s *server) getWorkPackage(ctx context.Context, in wpIn) (wpDetail, error) 
 	if err != nil {
 		return wpDetail{}, err
 	}
-	return wpDetailOf(wp, s.baseURL()), nil
+	d := wpDetailOf(wp, s.baseURL())
+	if len(wp.CustomFields) > 0 {
+		// The work package names its custom fields only by key; the
+		// schema of its project and type holds the names people use.
+		names, err := s.api.WorkPackageSchemaNames(ctx, wp.Project.ID, wp.Type.ID)
+		if err != nil && ctx.Err() != nil {
+			return wpDetail{}, err
+		}
+		// Without the schema (an error, or a server that hides it) the
+		// values still help, under their keys.
+		cut := false
+		d.CustomFields, cut = customFieldRows(wp.CustomFields, names)
+		d.Truncated = d.Truncated || cut
+	}
+	return d, nil
+}
+
+// customFieldRow is one custom field of a work package: the name from the
+// schema (the key, customFieldN, when the schema did not name it) and the
+// value as text.
+type customFieldRow struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// maxCustomFields bounds the custom fields of one answer.
+const maxCustomFields = 30
+
+func customFieldRows(cfs []openproject.CustomField, names map[string]string) ([]customFieldRow, bool) {
+	rows := make([]customFieldRow, 0, min(len(cfs), maxCustomFields))
+	cut := len(cfs) > maxCustomFields
+	for _, cf := range cfs[:min(len(cfs), maxCustomFields)] {
+		v, c := capText(cf.Value, capRow)
+		cut = cut || c
+		name := cf.Key
+		if n := names[cf.Key]; n != "" {
+			name = n
+		}
+		rows = append(rows, customFieldRow{Name: name, Value: v})
+	}
+	return rows, cut
 }
 
 type wpRow struct {
-	ID        int64     `json:"id"`
+	ID int64 `json:"id"`
+	// DisplayID is the project-based id ("PROJ-12") of servers with
+	// semantic identifiers, where the server sends one.
+	DisplayID string    `json:"displayId,omitempty"`
 	Subject   string    `json:"subject"`
 	Type      string    `json:"type"`
 	Status    string    `json:"status"`
@@ -128,7 +171,7 @@ type wpRow struct {
 
 func wpRowOf(wp openproject.WorkPackage) (wpRow, bool) {
 	subj, cut := capText(wp.Subject, capRow)
-	return wpRow{ID: wp.ID, Subject: subj, Type: wp.Type.Title, Status: wp.Status.Title, Closed: wp.Closed,
+	return wpRow{ID: wp.ID, DisplayID: wp.DisplayID, Subject: subj, Type: wp.Type.Title, Status: wp.Status.Title, Closed: wp.Closed,
 		Priority: wp.Priority.Title, Assignee: optRefOf(wp.Assignee), Project: refOf(wp.Project),
 		DueDate: wp.DueDate, UpdatedAt: wp.UpdatedAt}, cut
 }
@@ -154,8 +197,10 @@ type wpDetail struct {
 	PercentageDone *int      `json:"percentageDone,omitempty"`
 	CreatedAt      time.Time `json:"createdAt,omitzero"`
 	UpdatedAt      time.Time `json:"updatedAt,omitzero"`
-	URL            string    `json:"url,omitempty"`
-	Truncated      bool      `json:"truncated"`
+	// CustomFields are the work package's custom field values, by name.
+	CustomFields []customFieldRow `json:"customFields,omitempty"`
+	URL          string           `json:"url,omitempty"`
+	Truncated    bool             `json:"truncated"`
 }
 
 func wpDetailOf(wp openproject.WorkPackage, base string) wpDetail {

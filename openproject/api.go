@@ -307,12 +307,23 @@ func (c *Client) closedStatuses(ctx context.Context) (map[int64]bool, error) {
 }
 
 // WorkPackage returns one work package.
+// It is the one read that decodes the work package's custom fields.
 func (c *Client) WorkPackage(ctx context.Context, id int64) (WorkPackage, error) {
-	var w wireWorkPackage
-	if err := c.do(ctx, get(wpPath(id), nil), &w); err != nil {
+	r := get(wpPath(id), nil)
+	var raw stdjson.RawMessage
+	if err := c.do(ctx, r, &raw); err != nil {
 		return WorkPackage{}, err
 	}
-	return c.finishWorkPackage(ctx, w)
+	var w wireWorkPackage
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return WorkPackage{}, c.errorf(r, ErrMalformed, http.StatusOK, fmt.Errorf("decode work package: %w", err))
+	}
+	wp, err := c.finishWorkPackage(ctx, w)
+	if err != nil {
+		return wp, err
+	}
+	wp.CustomFields = decodeCustomFields(raw)
+	return wp, nil
 }
 
 func wpPath(id int64) string { return "/api/v3/work_packages/" + strconv.FormatInt(id, 10) }

@@ -316,7 +316,7 @@ func (w wireWorkPackage) model() (WorkPackage, *bool) {
 		Project: w.Links.ref("project"), Type: w.Links.ref("type"), Status: w.Links.ref("status"),
 		Priority: w.Links.ref("priority"), Author: w.Links.ref("author"),
 		Assignee: w.Links.optRef("assignee"), Responsible: w.Links.optRef("responsible"),
-		Parent: w.Links.optRef("parent"), Version: w.Links.optRef("version"),
+		Parent: w.Links.optRef("parent"), Version: w.Links.version(),
 		StartDate: w.StartDate, DueDate: w.DueDate,
 		CreatedAt: w.CreatedAt.Time, UpdatedAt: w.UpdatedAt.Time,
 	}

@@ -94,7 +94,11 @@ type Priority struct {
 type WorkPackage struct {
 	ID int64 `json:"id"`
 	// DisplayID is the project-based id ("PROJ-12") newer servers render;
-	// empty when the server has none.
+	// empty when the server has none. OpenProject's source renders it as
+	// the property displayId (WorkPackageRepresenter, with semantic
+	// identifiers, 17.9+); which release first sends it was not
+	// confirmed, so it is decoded leniently (string or number) when
+	// present, and older servers simply lack it.
 	DisplayID   string `json:"displayId,omitempty"`
 	LockVersion int    `json:"lockVersion"`
 	Subject     string `json:"subject"`
@@ -112,12 +116,55 @@ type WorkPackage struct {
 	Assignee    *Ref `json:"assignee,omitempty"`
 	Responsible *Ref `json:"responsible,omitempty"`
 	Parent      *Ref `json:"parent,omitempty"`
-	Version     *Ref `json:"version,omitempty"`
+	// Version is the version the work package is planned for: the
+	// version link, or on 17.8+ servers, which replace it with the
+	// multi-valued targetVersions, the first of those.
+	Version *Ref `json:"version,omitempty"`
 
 	StartDate      string `json:"startDate,omitempty"` // YYYY-MM-DD
 	DueDate        string `json:"dueDate,omitempty"`   // YYYY-MM-DD
 	PercentageDone *int   `json:"percentageDone,omitempty"`
 
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+
+	// CustomFields are the customFieldN properties and links, in key
+	// order. Only Client.WorkPackage fills them (a list decodes no custom
+	// fields: a crawl has no use for them), and they are not encoded, so
+	// the stored work package, which the index is built from, is the
+	// same however it was read.
+	CustomFields []CustomField `json:"-"`
+}
+
+// CustomField is one custom field value of a work package. Name is empty
+// until the caller fills it from the work package's schema
+// (Client.WorkPackageSchemaNames): the work package itself carries only
+// the key.
+type CustomField struct {
+	// Key is the property name, "customField12".
+	Key  string `json:"key"`
+	Name string `json:"name,omitempty"`
+	// Value is the value as text: a formattable's raw text, a link's
+	// title (its href when untitled), a list's items joined by ", ".
+	Value string `json:"value"`
+}
+
+// Version is a version (a milestone or release that work packages are
+// planned for).
+type Version struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Status is open, locked or closed.
+	Status string `json:"status"`
+	// Sharing is none, descendants, hierarchy, tree or system: which
+	// projects besides the defining one may use the version.
+	Sharing   string `json:"sharing,omitempty"`
+	StartDate string `json:"startDate,omitempty"` // YYYY-MM-DD
+	EndDate   string `json:"endDate,omitempty"`   // YYYY-MM-DD
+	// Project is the defining project; zero when the server hid it from
+	// the caller.
+	Project   Ref       `json:"definingProject"`
 	CreatedAt time.Time `json:"createdAt,omitzero"`
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }

@@ -94,8 +94,8 @@ func TestOpenAPISpecValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != 26 {
-		t.Fatalf("%d tools, want 26", len(tools))
+	if len(tools) != 27 {
+		t.Fatalf("%d tools, want 27", len(tools))
 	}
 	spec, err := mcp.OpenAPISpec(tools, false, "http://127.0.0.1:8080")
 	if err != nil {
@@ -104,8 +104,8 @@ func TestOpenAPISpecValid(t *testing.T) {
 	v := openAPIValidator(t, spec)
 
 	paths := specPaths(t, spec)
-	if len(paths) != 26 {
-		t.Errorf("%d paths, want 26", len(paths))
+	if len(paths) != 27 {
+		t.Errorf("%d paths, want 27", len(paths))
 	}
 	for _, tl := range tools {
 		op := paths["/api/tools/"+tl.Name]["post"]
@@ -188,8 +188,8 @@ func TestOpenAPISpecReadOnly(t *testing.T) {
 	}
 	v := openAPIValidator(t, spec)
 	paths := specPaths(t, spec)
-	if len(paths) != 22 {
-		t.Errorf("%d paths in read-only mode, want 22", len(paths))
+	if len(paths) != 23 {
+		t.Errorf("%d paths in read-only mode, want 23", len(paths))
 	}
 	for _, w := range writeTools {
 		if _, ok := paths["/api/tools/"+w]; ok {
@@ -207,13 +207,13 @@ func TestOpenAPISpecReadOnly(t *testing.T) {
 	if ok, _ := v.ValidateHttpRequest(r); ok {
 		t.Error("the read-only spec accepts a write tool's request")
 	}
-	// The read-only server lists the same 22 tools as the spec.
+	// The read-only server lists the same 23 tools as the spec.
 	roTools, err := mcp.ListTools(context.Background(), mcp.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(roTools) != 22 {
-		t.Errorf("read-only server lists %d tools, want 22", len(roTools))
+	if len(roTools) != 23 {
+		t.Errorf("read-only server lists %d tools, want 23", len(roTools))
 	}
 	for _, tl := range roTools {
 		if _, ok := paths["/api/tools/"+tl.Name]; !ok {

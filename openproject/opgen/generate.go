@@ -118,9 +118,11 @@ func Generate(o GenOptions) *optest.Dataset {
 	if o.MixedPermissions {
 		g.genPermissions(d)
 	}
-	// Last, from a stream of their own: everything above is exactly what
-	// it was before time entries existed.
+	// Last, each from a stream of its own: everything above is exactly
+	// what it was before time entries, versions and custom fields
+	// existed, and neither of these draws from the other's stream.
 	d.TimeEntries = g.genTimeEntries(d.WorkPackages)
+	g.genVersions(d)
 	return d
 }
 

@@ -683,3 +683,34 @@ func BenchmarkGenerate100k(b *testing.B) {
 		Generate(o)
 	}
 }
+
+// TestGenerateVersions checks the versions and custom fields: every
+// project defines some, work packages are planned only for versions that
+// exist, and the data set validates.
+func TestGenerateVersions(t *testing.T) {
+	d := Generate(GenOptions{Seed: 5, WorkPackages: 400})
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	defined := map[int64]int{}
+	for _, v := range d.Versions {
+		defined[v.Project.ID]++
+	}
+	for _, p := range d.Projects {
+		if defined[p.ID] < 2 {
+			t.Errorf("project %d defines %d versions, want at least 2", p.ID, defined[p.ID])
+		}
+	}
+	planned := 0
+	for _, wp := range d.WorkPackages {
+		if wp.Version != nil {
+			planned++
+		}
+	}
+	if planned == 0 || planned == len(d.WorkPackages) {
+		t.Errorf("%d of %d work packages have a version, want some", planned, len(d.WorkPackages))
+	}
+	if len(d.CustomFields) == 0 || len(d.CustomValues) == 0 {
+		t.Errorf("%d custom fields, %d values, want some", len(d.CustomFields), len(d.CustomValues))
+	}
+}

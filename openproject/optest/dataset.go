@@ -32,6 +32,13 @@ type Dataset struct {
 	// TimeEntries are logged on work packages; WorkPackage and Project
 	// link them (the project must be the work package's).
 	TimeEntries []openproject.TimeEntry `json:"timeEntries,omitempty"`
+	// Versions are defined by a project and, by Sharing, usable in
+	// others; WorkPackage.Version points at one by id.
+	Versions []openproject.Version `json:"versions,omitempty"`
+	// CustomFields are the work package custom fields (every one applies
+	// to every project and type); CustomValues hold their values.
+	CustomFields []CustomField `json:"customFields,omitempty"`
+	CustomValues []CustomValue `json:"customValues,omitempty"`
 
 	// Roles, Memberships, Shares and NonMemberRole model permissions. A
 	// data set without them behaves as Project.Members says.
@@ -182,6 +189,9 @@ func (d *Dataset) Validate() error {
 		}
 	}
 	if err := d.validateTimeEntries(projects, users); err != nil {
+		return err
+	}
+	if err := d.validateVersions(projects); err != nil {
 		return err
 	}
 	return d.validatePermissions(projects, users, wps)

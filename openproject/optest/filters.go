@@ -61,6 +61,8 @@ var humanFilterNames = map[string]string{
 	"parent":              "Parent",
 	"title":               "Title",
 	"time":                "Time",
+	"version":             "Version",
+	"sharing":             "Sharing",
 }
 
 func humanName(canonical string) string {
@@ -154,6 +156,18 @@ func (env wpFilterEnv) compileWPFilter(f openproject.Filter) (wpPred, *apiError)
 		return func(wp *openproject.WorkPackage) bool { return containsAll(st.search[wp.ID], tokens) }, nil
 	case "assignee":
 		return env.assigneeFilter(f, name)
+	case "version", "fixed_version", "target_version":
+		// Queries::WorkPackages::Filter::VersionFilter, key "version"
+		// (fixed_version_id), on every server version so far; newer
+		// sources add TargetVersionsFilter (target_version_id), the same
+		// for a work package with one version, which is all the fake
+		// models.
+		return idFilter(f, "version", func(wp *openproject.WorkPackage) int64 {
+			if wp.Version == nil {
+				return 0
+			}
+			return wp.Version.ID
+		})
 	}
 	return nil, errInvalidQuery(msgFilterUnknown)
 }

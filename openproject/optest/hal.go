@@ -478,8 +478,10 @@ func (r *renderer) workPackage(wp *openproject.WorkPackage) obj {
 		kv{"project", r.projectLink(wp.Project.ID)},
 		kv{"status", idLink("/api/v3/statuses/", wp.Status.ID, st.Name)},
 		kv{"type", idLink("/api/v3/types/", wp.Type.ID, typ.Name)},
-		kv{"version", refLink("/api/v3/versions/", wp.Version)},
+		kv{"version", r.versionLink(wp.Version)},
 	)
+	cfProps, cfLinks := r.customFieldProps(wp)
+	links = append(links, cfLinks...)
 	if writable {
 		links = append(links, kv{"addComment", actionLink(self+"/activities", "post", "Add comment")})
 	}
@@ -538,7 +540,7 @@ func (r *renderer) workPackage(wp *openproject.WorkPackage) obj {
 	if wp.PercentageDone != nil {
 		percentage = *wp.PercentageDone
 	}
-	return obj{
+	o := obj{
 		{"_type", "WorkPackage"},
 		{"_embedded", emb},
 		{"_links", links},
@@ -557,9 +559,14 @@ func (r *renderer) workPackage(wp *openproject.WorkPackage) obj {
 		{"estimatedTime", nil},
 		{"derivedEstimatedTime", nil},
 		{"percentageDone", percentage},
-		{"createdAt", fmtTime(wp.CreatedAt)},
-		{"updatedAt", fmtTime(wp.UpdatedAt)},
 	}
+	// Custom fields come between the standard properties and the
+	// timestamps, as in the API's own example.
+	o = append(o, cfProps...)
+	return append(o,
+		kv{"createdAt", fmtTime(wp.CreatedAt)},
+		kv{"updatedAt", fmtTime(wp.UpdatedAt)},
+	)
 }
 
 // idLink links base+id titled title, or null for id 0.

@@ -30,6 +30,7 @@ func (s *Server) endpoints() []endpoint {
 		{get, "/projects/{id}/work_packages", s.listProjectWorkPackages},
 		{post, "/projects/{id}/work_packages", s.createProjectWorkPackage},
 		{get, "/projects/{id}/types", s.listProjectTypes},
+		{get, "/projects/{id}/versions", s.listProjectVersions},
 		{get, "/work_packages", s.listAllWorkPackages},
 		{post, "/work_packages", s.createWorkPackage},
 		{get, "/work_packages/{id}", s.getWorkPackage},
@@ -58,9 +59,17 @@ func (s *Server) endpoints() []endpoint {
 		{get, "/queries/{id}", s.getQuery},
 		{get, "/time_entries", s.listTimeEntries},
 		{post, "/time_entries", s.createTimeEntry},
+		{get, "/versions", s.listVersions},
+		{get, "/versions/{id}", s.getVersion},
+		// GET /work_packages/schemas/{id}; see route for the path the
+		// mux sees.
+		{get, schemaMuxPath + "/{id}", s.workPackageSchema},
 		{get, "/spec.json", s.getSpec},
 	}
 }
+
+// schemaMuxPath is where route files the work package schemas for the mux.
+const schemaMuxPath = "/work_packages-schemas"
 
 // exchangeKey is the context key under which route hands the exchange to
 // the mux's handlers.
@@ -134,6 +143,12 @@ func (s *Server) route(ex *exchange) {
 	}
 	if method != http.MethodGet && method != http.MethodDelete && !ex.checkContentType() {
 		return
+	}
+	// /work_packages/schemas/{id} and /work_packages/{id}/activities
+	// would be conflicting mux patterns, so the schemas get a path of
+	// their own.
+	if rest, ok := strings.CutPrefix(path, "/api/v3/work_packages/schemas/"); ok {
+		path = "/api/v3" + schemaMuxPath + "/" + rest
 	}
 	u, ok := muxURL(path)
 	if !ok {

@@ -62,6 +62,10 @@ type store struct {
 	timeEntries map[int64]*openproject.TimeEntry
 	teOrder     []int64           // ascending ids
 	teByWP      map[int64][]int64 // work package id -> time entry ids, ascending
+	versions     map[int64]*openproject.Version
+	versionOrder []int64
+	customFields []CustomField           // data set order
+	customValues map[int64][]CustomValue // by work package id
 
 	nextActivity int64
 	nextWiki     int64
@@ -96,6 +100,9 @@ func newStore(d *Dataset) *store {
 		queries:      map[int64]*openproject.Query{},
 		timeEntries:  map[int64]*openproject.TimeEntry{},
 		teByWP:       map[int64][]int64{},
+		versions:     map[int64]*openproject.Version{},
+		customFields: d.CustomFields,
+		customValues: map[int64][]CustomValue{},
 	}
 	s.instanceName = cmp.Or(s.instanceName, "OpenProject")
 	for i := range d.Users {
@@ -174,6 +181,15 @@ func newStore(d *Dataset) *store {
 	for _, te := range tes {
 		s.addTimeEntry(te)
 		s.nextTimeEntry = max(s.nextTimeEntry, te.ID)
+	}
+	for i := range d.Versions {
+		v := &d.Versions[i]
+		s.versions[v.ID] = v
+		s.versionOrder = append(s.versionOrder, v.ID)
+	}
+	slices.Sort(s.versionOrder)
+	for _, cv := range d.CustomValues {
+		s.customValues[cv.WorkPackageID] = append(s.customValues[cv.WorkPackageID], cv)
 	}
 	return s
 }
@@ -352,6 +368,16 @@ func (s *store) snapshot() *Dataset {
 	for _, id := range s.teOrder {
 		d.TimeEntries = append(d.TimeEntries, cloneTimeEntry(*s.timeEntries[id]))
 	}
+	for _, id := range s.versionOrder {
+		d.Versions = append(d.Versions, *s.versions[id])
+	}
+	d.CustomFields = slices.Clone(s.customFields)
+	for _, wp := range s.wpOrder {
+		for _, cv := range s.customValues[wp.ID] {
+			cv.Values = slices.Clone(cv.Values)
+			d.CustomValues = append(d.CustomValues, cv)
+		}
+	}
 	d.Roles = cloneRoles(s.perm.roles)
 	d.Memberships = cloneMemberships(s.perm.memberships)
 	// Shares of deleted work packages went with them.
@@ -409,6 +435,16 @@ func cloneDataset(d *Dataset) *Dataset {
 		for i, te := range d.TimeEntries {
 			c.TimeEntries[i] = cloneTimeEntry(te)
 		}
+	}
+	c.Versions = slices.Clone(d.Versions)
+	c.CustomFields = slices.Clone(d.CustomFields)
+	c.CustomValues = make([]CustomValue, len(d.CustomValues))
+	for i, cv := range d.CustomValues {
+		cv.Values = slices.Clone(cv.Values)
+		c.CustomValues[i] = cv
+	}
+	if d.CustomValues == nil {
+		c.CustomValues = nil
 	}
 	c.Roles = cloneRoles(d.Roles)
 	c.Memberships = cloneMemberships(d.Memberships)
