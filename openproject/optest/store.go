@@ -59,9 +59,9 @@ type store struct {
 	queries    map[int64]*openproject.Query
 	queryOrder []int64
 
-	timeEntries map[int64]*openproject.TimeEntry
-	teOrder     []int64           // ascending ids
-	teByWP      map[int64][]int64 // work package id -> time entry ids, ascending
+	timeEntries  map[int64]*openproject.TimeEntry
+	teOrder      []int64           // ascending ids
+	teByWP       map[int64][]int64 // work package id -> time entry ids, ascending
 	versions     map[int64]*openproject.Version
 	versionOrder []int64
 	customFields []CustomField           // data set order
