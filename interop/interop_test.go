@@ -302,3 +302,112 @@ func packageVersion(t *testing.T, dir string) string {
 	}
 	return p.Version
 }
+
+// TestDemoConfigs runs the demo as a new user would and connects the
+// official TypeScript SDK's clients with the two MCP client
+// configurations it prints, exactly as printed: Streamable HTTP (URL and
+// header) and stdio (command, arguments and environment).
+func TestDemoConfigs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo and Node.js clients")
+	}
+	node := tool(t, "node")
+	dir := install(t)
+	bin := filepath.Join(t.TempDir(), "opsearch")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/opsearch/opsearch/cmd/opsearch").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	demo := exec.Command(bin, "demo", "--addr", "127.0.0.1:0", "--work-packages", "200")
+	demo.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	var stdout, stderr lockedBuffer
+	demo.Stdout, demo.Stderr = &stdout, &stderr
+	if err := demo.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = demo.Process.Signal(os.Interrupt)
+		_ = demo.Wait()
+		if t.Failed() {
+			t.Logf("demo stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		}
+	})
+	// Two minutes bound a failure; the demo is ready in seconds.
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(stdout.String(), "Press Ctrl-C to stop."); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the demo did not get ready")
+		}
+	}
+	for _, c := range []struct{ name, heading string }{
+		{"http", "MCP client configuration, Streamable HTTP:"},
+		{"stdio", "MCP client configuration, stdio"},
+	} {
+		cfg := printedConfig(t, stdout.String(), c.heading)
+		for _, sdkName := range []string{"v1", "v2"} {
+			t.Run(c.name+"/"+sdkName, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, node, "client.mjs", sdkName, "config")
+				cmd.Dir = dir
+				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "OPSEARCH_CONFIG=" + cfg, "OPSEARCH_QUERY=deploy"}
+				var errb bytes.Buffer
+				cmd.Stderr = &errb
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("node: %v\n%s%s\nconfiguration: %s", err, out, errb.String(), cfg)
+				}
+				var o outcome
+				if err := json.Unmarshal(bytes.TrimSpace(out), &o); err != nil {
+					t.Fatalf("client output %q: %v", out, err)
+				}
+				if o.Tools == 0 || o.Results == 0 {
+					t.Errorf("%+v: want the tools listed and search results", o)
+				}
+			})
+		}
+	}
+}
+
+// printedConfig is the mcpServers entry of the JSON block after heading
+// in the demo's output.
+func printedConfig(t *testing.T, out, heading string) string {
+	t.Helper()
+	i := strings.Index(out, heading)
+	if i < 0 {
+		t.Fatalf("the demo printed no %q", heading)
+	}
+	rest := out[i:]
+	start := strings.Index(rest, "\n{")
+	end := strings.Index(rest, "\n}\n")
+	if start < 0 || end < start {
+		t.Fatalf("no JSON block after %q", heading)
+	}
+	var doc struct {
+		Servers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(rest[start:end+2]), &doc); err != nil {
+		t.Fatalf("the configuration after %q: %v", heading, err)
+	}
+	for _, v := range doc.Servers {
+		return string(v)
+	}
+	t.Fatalf("no server in the configuration after %q", heading)
+	return ""
+}
+
+// lockedBuffer is an io.Writer safe to read while a process writes it.
+type lockedBuffer struct {
+	mu gosync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,7 +1,10 @@
 // A third-party MCP client against opsearch, for interop_test.go:
 //
-//   node client.mjs <v1|v2> <http|stdio>
+//   node client.mjs <v1|v2> <http|stdio|config>
 //
+// config connects as an MCP client configuration says, exactly: the JSON
+// of one mcpServers entry in OPSEARCH_CONFIG, either {type: "http", url,
+// headers} or {command, args, env}.
 // v1 is the official TypeScript SDK (@modelcontextprotocol/sdk), v2 its
 // new client package (@modelcontextprotocol/client). Over http it talks
 // to OPSEARCH_URL with the key OPSEARCH_KEY; over stdio it starts
@@ -27,9 +30,17 @@ if (sdk === 'v1') {
   throw new Error(`unknown SDK ${sdk}: want v1 or v2`);
 }
 
-const transport = mode === 'http'
-  ? new Streamable(new URL(process.env.OPSEARCH_URL), { requestInit: { headers: { 'X-OpenProject-Api-Key': process.env.OPSEARCH_KEY } } })
-  : new Stdio({ command: process.env.OPSEARCH_BIN, args: ['serve'], env: process.env, stderr: 'ignore' });
+let transport;
+if (mode === 'config') {
+  const cfg = JSON.parse(process.env.OPSEARCH_CONFIG);
+  transport = cfg.type === 'http'
+    ? new Streamable(new URL(cfg.url), { requestInit: { headers: cfg.headers ?? {} } })
+    : new Stdio({ command: cfg.command, args: cfg.args ?? [], env: cfg.env, stderr: 'ignore' });
+} else if (mode === 'http') {
+  transport = new Streamable(new URL(process.env.OPSEARCH_URL), { requestInit: { headers: { 'X-OpenProject-Api-Key': process.env.OPSEARCH_KEY } } });
+} else {
+  transport = new Stdio({ command: process.env.OPSEARCH_BIN, args: ['serve'], env: process.env, stderr: 'ignore' });
+}
 // The client tells its transport the version it negotiated.
 let negotiated = '';
 const setVersion = transport.setProtocolVersion?.bind(transport);
