@@ -47,6 +47,10 @@ type HTTPOptions struct {
 	// WebhookSecret, if set, turns on POST /webhooks/openproject for
 	// events OpenProject signs with this secret.
 	WebhookSecret string
+	// AdminToken, if set, turns on GET /status for whoever brings it.
+	AdminToken string
+	// Stats, if set, gives the status page the process's figures.
+	Stats func() OperatorStats
 	// AllowedOrigins are the browser origins (scheme://host[:port]) that
 	// may call the server; "*" allows any. Loopback origins are allowed
 	// when the request's Host is loopback too. Requests without Origin
@@ -174,6 +178,7 @@ func NewHTTPHandler(opts HTTPOptions) (http.Handler, error) {
 	mux.HandleFunc("GET /health", h.health)
 	mux.HandleFunc("GET "+resourceMetadataPath, h.resourceMetadata)
 	mux.HandleFunc("POST /webhooks/openproject", h.webhook)
+	mux.HandleFunc("GET /status", h.status)
 	mux.HandleFunc("GET "+resourceMetadataPath+"/mcp", h.resourceMetadata)
 	mux.HandleFunc("/mcp", h.serveStreamable)
 	mux.HandleFunc("/{$}", h.serveStreamable)

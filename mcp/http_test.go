@@ -21,7 +21,9 @@ import (
 
 	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/internal/optesting/pgtest"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/mcp"
+	"github.com/opsearch/opsearch/metrics"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -74,6 +76,9 @@ type httpEnvOpts struct {
 	searchSlots *mcp.SearchSlots
 	// webhookSecret is HTTPOptions.WebhookSecret.
 	webhookSecret string
+	// adminToken is HTTPOptions.AdminToken; with it the server's syncs
+	// and searches feed a metrics.Metrics the status page shows.
+	adminToken string
 	// team serves every user from one shared index: "single" keeps it
 	// in a file, "replicas" runs two servers sharing a PostgreSQL store
 	// (teamModes); "" keeps an index per user.
@@ -117,13 +122,35 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 	default:
 		t.Fatalf("unknown team mode %q", o.team)
 	}
+	var (
+		hooks   mcp.HTTPUserHooks
+		stats   func() mcp.OperatorStats
+		observe func(time.Duration, string)
+	)
+	if o.adminToken != "" {
+		m := metrics.New()
+		// As the command's hooks do (cmd/opsearch userMetrics).
+		hooks.OnSync = func(u *sync.User, rep sync.Report, err error) {
+			m.ObserveSync(rep, err)
+			for _, k := range kind.All() {
+				if n, err := u.Store.Count(k); err == nil {
+					m.SetDocuments(u.Dir, string(k), n)
+				}
+			}
+		}
+		observe = m.ObserveSearch
+		stats = func() mcp.OperatorStats {
+			s := m.Snapshot()
+			return mcp.OperatorStats{Syncs: s.Syncs, LastError: s.LastError, Documents: s.Documents, Latencies: s.Latencies, DiskBytes: 1234567}
+		}
+	}
 	serve := func(dataDir string) (*mcp.HTTPUsers, *httptest.Server) {
 		mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 			DataDir: dataDir,
 			NewClient: func(key string) (sync.UserAPI, error) {
 				return openproject.New(openproject.Config{BaseURL: base, APIKey: key, EitherScheme: true, Timeout: 20 * time.Second, Logger: logger})
 			},
-			Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, mcp.HTTPUserHooks{}),
+			Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, hooks),
 			Schedule:    "@every 1h",
 			IdleTimeout: o.idle,
 			MaxUsers:    o.maxUsers,
@@ -137,7 +164,7 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 		h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
 			BaseURL: base, ServerKey: o.serverKey, ReadOnly: o.readOnly, Logger: logger, Manager: mgr,
 			AllowedOrigins: o.origins, ProbeEvery: o.probeEvery, AllowedHosts: o.allowedHosts, SearchSlots: o.searchSlots,
-			WebhookSecret: o.webhookSecret,
+			WebhookSecret: o.webhookSecret, AdminToken: o.adminToken, Stats: stats, ObserveSearch: observe,
 		})
 		if err != nil {
 			t.Fatal(err)

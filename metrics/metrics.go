@@ -3,7 +3,9 @@ package metrics
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	gosync "sync"
 	"time"
 
@@ -55,6 +57,60 @@ type Metrics struct {
 	// last document count per kind, so the gauge can export their sum.
 	mu   gosync.Mutex
 	docs map[string]map[string]int
+	// outcomes and lastErr are the sync outcomes per kind and the last
+	// error of each kind, for the status page (Snapshot); latencies the
+	// last searches' durations, oldest first.
+	outcomes  map[string]map[string]int
+	lastErr   map[string]string
+	latencies []time.Duration
+}
+
+// maxLatencies is how many recent search durations Snapshot keeps.
+const maxLatencies = 200
+
+// Snapshot is what the status page shows of the metrics: sync outcomes
+// and the last error per kind, documents per kind and the recent search
+// latencies, oldest first. Error texts are the sync's own, which never
+// hold a key.
+type Snapshot struct {
+	Syncs     map[string]map[string]int
+	LastError map[string]string
+	Documents map[string]int
+	Latencies []time.Duration
+}
+
+// Snapshot returns the status page's figures.
+func (m *Metrics) Snapshot() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := Snapshot{Syncs: map[string]map[string]int{}, LastError: map[string]string{}, Documents: map[string]int{}, Latencies: slices.Clone(m.latencies)}
+	for k, o := range m.outcomes {
+		s.Syncs[k] = maps.Clone(o)
+	}
+	maps.Copy(s.LastError, m.lastErr)
+	for _, kinds := range m.docs {
+		for k, n := range kinds {
+			s.Documents[k] += n
+		}
+	}
+	return s
+}
+
+// record notes a kind's sync outcome for Snapshot.
+func (m *Metrics) record(kind, outcome string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.outcomes[kind] == nil {
+		m.outcomes[kind] = map[string]int{}
+	}
+	m.outcomes[kind][outcome]++
+	if err != nil && outcome == OutcomeError {
+		msg := err.Error()
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		m.lastErr[kind] = msg
+	}
 }
 
 // New returns metrics registered with a new registry, together with the
@@ -89,7 +145,9 @@ func New() *Metrics {
 			Name: "opsearch_active_users",
 			Help: "Users whose index is open on this server.",
 		}),
-		docs: map[string]map[string]int{},
+		docs:     map[string]map[string]int{},
+		outcomes: map[string]map[string]int{},
+		lastErr:  map[string]string{},
 	}
 	reg.MustRegister(m.syncs, m.syncDuration, m.requests, m.search, m.documents, m.activeUsers,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -119,6 +177,7 @@ func (m *Metrics) ObserveSync(rep sync.Report, err error) {
 	if len(rep.Kinds) == 0 {
 		if err != nil {
 			m.syncs.WithLabelValues(KindAll, errOutcome(err)).Inc()
+			m.record(KindAll, errOutcome(err), err)
 		}
 		return
 	}
@@ -133,6 +192,7 @@ func (m *Metrics) ObserveSync(rep sync.Report, err error) {
 			outcome = OutcomeUnsupported
 		}
 		m.syncs.WithLabelValues(string(k), outcome).Inc()
+		m.record(string(k), outcome, kr.Err)
 	}
 }
 
@@ -150,6 +210,12 @@ func (m *Metrics) ObserveSearch(d time.Duration, tool string) {
 		return
 	}
 	m.search.WithLabelValues(tool).Observe(d.Seconds())
+	m.mu.Lock()
+	if len(m.latencies) >= maxLatencies {
+		m.latencies = slices.Delete(m.latencies, 0, len(m.latencies)-maxLatencies+1)
+	}
+	m.latencies = append(m.latencies, d)
+	m.mu.Unlock()
 }
 
 // SetDocuments records that one user's index holds n documents of kind.

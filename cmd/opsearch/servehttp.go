@@ -6,12 +6,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
+	gosync "sync"
 	"time"
 
 	"github.com/opsearch/opsearch/control"
@@ -36,6 +38,7 @@ type httpFlags struct {
 	viewRefresh    time.Duration
 	verifyResults  bool
 	webhookSecret  string
+	adminToken     string
 	crawlKey       string
 	storeURL       string
 }
@@ -61,6 +64,7 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 	fs.DurationVar(&h.viewRefresh, "view-refresh", sync.DefaultViewRefresh, "HTTP mode, shared index: how often each active user's permissions are asked of OpenProject again (also after each of their syncs and key checks)")
 	fs.StringVar(&h.crawlKey, "crawl-api-key", e.getenv("OPSEARCH_CRAWL_API_KEY"), "HTTP mode, shared index: the API key of an account (best an administrator's) that crawls the shared store on the schedule and answers no request (env OPSEARCH_CRAWL_API_KEY; prefer the environment: arguments show in process lists)")
 	fs.StringVar(&h.storeURL, "store", e.getenv("OPSEARCH_STORE_URL"), "HTTP mode, shared index: keep the shared store in this PostgreSQL database (postgres://user@host:port/db) instead of the data dir, so several replicas serve one instance; each keeps its own index in its data dir (env OPSEARCH_STORE_URL; prefer the environment for a password)")
+	fs.StringVar(&h.adminToken, "admin-token", e.getenv("OPSEARCH_ADMIN_TOKEN"), "HTTP mode: serve the operators' status page at GET /status to whoever brings this token (Authorization: Bearer, or ?token=) (env OPSEARCH_ADMIN_TOKEN; prefer the environment)")
 	fs.StringVar(&h.webhookSecret, "webhook-secret", e.getenv("OPSEARCH_WEBHOOK_SECRET"), "HTTP mode: accept OpenProject's webhooks at POST /webhooks/openproject, signed with this secret (the webhook's \"signature secret\" in OpenProject); each work package event is searchable within seconds (env OPSEARCH_WEBHOOK_SECRET; prefer the environment)")
 	fs.BoolVar(&h.verifyResults, "verify-results", false, "HTTP mode: check every search result with OpenProject, with the user's key, before answering (verdicts kept 5s): a permission taken away shows at once, at a request per result")
 	return h
@@ -233,6 +237,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 		AllowedOrigins: splitList(hf.allowedOrigins), AllowedHosts: splitList(hf.allowedHosts),
 		Logger: e.logger, Manager: mgr, Version: readBuildInfo().version, Extra: extra, ObserveSearch: m.ObserveSearch,
 		LiveTimeout: conn.liveTimeout(), SearchSlots: slots, VerifyResults: hf.verifyResults, WebhookSecret: strings.TrimSpace(hf.webhookSecret),
+		AdminToken: strings.TrimSpace(hf.adminToken), Stats: operatorStats(m, conn.dataDir),
 	})
 	if err != nil {
 		_ = mgr.Close(context.Background())
@@ -321,4 +326,42 @@ func (um userMetrics) onClose(u *sync.User) {
 		um.m.ForgetUser(u.Dir)
 	}
 	um.m.SetActiveUsers(max(0, um.active()-1))
+}
+
+// operatorStats gives the status page the metrics' figures and the data
+// directory's size, walked at most every 30 s.
+func operatorStats(m *metrics.Metrics, dataDir string) func() mcp.OperatorStats {
+	var (
+		mu   gosync.Mutex
+		size int64 = -1
+		at   time.Time
+	)
+	return func() mcp.OperatorStats {
+		s := m.Snapshot()
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(at) > 30*time.Second {
+			size, at = dirSize(dataDir), time.Now()
+		}
+		return mcp.OperatorStats{Syncs: s.Syncs, LastError: s.LastError, Documents: s.Documents, Latencies: s.Latencies, DiskBytes: size}
+	}
+}
+
+// dirSize is the bytes of the regular files under dir, -1 if it cannot
+// be read.
+func dirSize(dir string) int64 {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.Mode().IsRegular() {
+			n += info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		return -1
+	}
+	return n
 }
