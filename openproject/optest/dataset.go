@@ -27,6 +27,10 @@ type Dataset struct {
 	// Meetings carry their agenda items and participants inline.
 	Meetings []openproject.Meeting `json:"meetings"`
 	Queries  []openproject.Query   `json:"queries,omitempty"`
+	// Relations between work packages, stored as the real server stores
+	// them: a reverse type ("blocked", "precedes", ...) is kept as its
+	// forward type with the ends swapped. Refs need only ids.
+	Relations []openproject.Relation `json:"relations,omitempty"`
 
 	// Roles, Memberships, Shares and NonMemberRole model permissions. A
 	// data set without them behaves as Project.Members says.
@@ -145,6 +149,9 @@ func (d *Dataset) Validate() error {
 		if !types[wp.Type.ID] {
 			return fmt.Errorf("work package %d: unknown type %d", wp.ID, wp.Type.ID)
 		}
+	}
+	if err := validateRelations(d.Relations, wps); err != nil {
+		return err
 	}
 	acts := map[int64]bool{}
 	for _, a := range d.Activities {

@@ -511,6 +511,8 @@ func (s *Server) deleteWPLocked(id int64) {
 		delete(s.st.acts, a.ID)
 	}
 	delete(s.st.actsByWP, id)
+	// The real server deletes a work package's relations with it.
+	s.st.deleteRelationsOf(id)
 	delete(s.st.wps, id)
 	delete(s.st.search, id)
 	if i := s.st.wpIndex(id); i >= 0 {

@@ -59,6 +59,13 @@ type store struct {
 	queries    map[int64]*openproject.Query
 	queryOrder []int64
 
+	relations     map[int64]*openproject.Relation
+	relationOrder []int64 // ascending ids
+	// relationsByWP maps a work package id to the relations it is at
+	// either end of, ascending ids.
+	relationsByWP map[int64][]int64
+	nextRelation  int64
+
 	nextActivity int64
 	nextWiki     int64
 	nextAgenda   int64
@@ -89,6 +96,7 @@ func newStore(d *Dataset) *store {
 		agenda:       map[int64]int64{},
 		queries:      map[int64]*openproject.Query{},
 	}
+	s.indexRelations(d.Relations)
 	s.instanceName = cmp.Or(s.instanceName, "OpenProject")
 	for i := range d.Users {
 		u := &d.Users[i]
@@ -332,6 +340,9 @@ func (s *store) snapshot() *Dataset {
 		q.Project = cloneRef(q.Project)
 		d.Queries = append(d.Queries, q)
 	}
+	for _, id := range s.relationOrder {
+		d.Relations = append(d.Relations, cloneRelation(*s.relations[id]))
+	}
 	d.Roles = cloneRoles(s.perm.roles)
 	d.Memberships = cloneMemberships(s.perm.memberships)
 	// Shares of deleted work packages went with them.
@@ -383,6 +394,12 @@ func cloneDataset(d *Dataset) *Dataset {
 	for i, q := range d.Queries {
 		q.Project = cloneRef(q.Project)
 		c.Queries[i] = q
+	}
+	if d.Relations != nil {
+		c.Relations = make([]openproject.Relation, len(d.Relations))
+		for i, r := range d.Relations {
+			c.Relations[i] = cloneRelation(r)
+		}
 	}
 	c.Roles = cloneRoles(d.Roles)
 	c.Memberships = cloneMemberships(d.Memberships)
