@@ -118,6 +118,9 @@ func Generate(o GenOptions) *optest.Dataset {
 	if o.MixedPermissions {
 		g.genPermissions(d)
 	}
+	// Last, from a stream of their own: data sets generated before
+	// relations existed stay as they were, with relations added.
+	d.Relations = g.genRelations(d.WorkPackages)
 	return d
 }
 
