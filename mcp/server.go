@@ -45,6 +45,8 @@ type API interface {
 	CreateWorkPackage(ctx context.Context, n openproject.NewWorkPackage) (openproject.WorkPackage, error)
 	UpdateWorkPackage(ctx context.Context, id int64, p openproject.WorkPackagePatch) (openproject.WorkPackage, error)
 	AddComment(ctx context.Context, workPackageID int64, text string) (openproject.Activity, error)
+	Relations(ctx context.Context, workPackageID int64, opts openproject.ListOptions) (openproject.Page[openproject.Relation], error)
+	CreateRelation(ctx context.Context, fromID int64, n openproject.NewRelation) (openproject.Relation, error)
 }
 
 // Searcher answers search tools from the local index.

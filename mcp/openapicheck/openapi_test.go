@@ -22,7 +22,7 @@ import (
 )
 
 // writeTools are the tools read-only mode hides.
-var writeTools = []string{"openproject_add_comment", "openproject_create_work_package", "openproject_update_work_package"}
+var writeTools = []string{"openproject_add_comment", "openproject_create_work_package", "openproject_update_work_package", "openproject_create_relation"}
 
 func listTools(t *testing.T) []string {
 	t.Helper()
@@ -94,8 +94,8 @@ func TestOpenAPISpecValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != 24 {
-		t.Fatalf("%d tools, want 24", len(tools))
+	if len(tools) != 26 {
+		t.Fatalf("%d tools, want 26", len(tools))
 	}
 	spec, err := mcp.OpenAPISpec(tools, false, "http://127.0.0.1:8080")
 	if err != nil {
@@ -104,8 +104,8 @@ func TestOpenAPISpecValid(t *testing.T) {
 	v := openAPIValidator(t, spec)
 
 	paths := specPaths(t, spec)
-	if len(paths) != 24 {
-		t.Errorf("%d paths, want 24", len(paths))
+	if len(paths) != 26 {
+		t.Errorf("%d paths, want 26", len(paths))
 	}
 	for _, tl := range tools {
 		op := paths["/api/tools/"+tl.Name]["post"]
@@ -130,7 +130,7 @@ func TestOpenAPISpecValid(t *testing.T) {
 		"openproject_get_work_package": "Work Packages", "openproject_list_work_package_activities": "Work Packages",
 		"openproject_get_query": "Queries", "openproject_list_statuses": "Metadata", "openproject_list_users": "Metadata",
 		"openproject_get_openapi_spec": "OpenAPI", "openproject_get_meeting": "Meetings", "openproject_list_wiki_page_links": "Wiki",
-		"openproject_add_comment": "Writes",
+		"openproject_add_comment": "Writes", "openproject_create_relation": "Writes", "openproject_list_relations": "Work Packages",
 	} {
 		if got := paths["/api/tools/"+name]["post"]["tags"].([]any)[0]; got != tag {
 			t.Errorf("%s: tag %v, want %s", name, got, tag)
