@@ -188,8 +188,8 @@ func TestOpenAPISpecReadOnly(t *testing.T) {
 	}
 	v := openAPIValidator(t, spec)
 	paths := specPaths(t, spec)
-	if len(paths) != 21 {
-		t.Errorf("%d paths in read-only mode, want 21", len(paths))
+	if len(paths) != 22 {
+		t.Errorf("%d paths in read-only mode, want 22", len(paths))
 	}
 	for _, w := range writeTools {
 		if _, ok := paths["/api/tools/"+w]; ok {
@@ -207,13 +207,13 @@ func TestOpenAPISpecReadOnly(t *testing.T) {
 	if ok, _ := v.ValidateHttpRequest(r); ok {
 		t.Error("the read-only spec accepts a write tool's request")
 	}
-	// The read-only server lists the same 21 tools as the spec.
+	// The read-only server lists the same 22 tools as the spec.
 	roTools, err := mcp.ListTools(context.Background(), mcp.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(roTools) != 21 {
-		t.Errorf("read-only server lists %d tools, want 21", len(roTools))
+	if len(roTools) != 22 {
+		t.Errorf("read-only server lists %d tools, want 22", len(roTools))
 	}
 	for _, tl := range roTools {
 		if _, ok := paths["/api/tools/"+tl.Name]; !ok {
