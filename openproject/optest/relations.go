@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/opsearch/opsearch/openproject"
 )
@@ -415,7 +414,7 @@ func (s *Server) createRelation(ex *exchange, args []string) {
 		To:   openproject.Ref{ID: cto, Href: "/api/v3/work_packages/" + itoa(cto)},
 	}
 	if in.Description != nil {
-		rel.Description = strings.TrimSpace(*in.Description)
+		rel.Description = *in.Description
 	}
 	// Only follows relations keep a lag (Relation: lag is for scheduling).
 	if ctyp == "follows" && lag != nil {
