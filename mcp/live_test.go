@@ -768,6 +768,8 @@ func TestBadArguments(t *testing.T) {
 		{"openproject_get_wiki_page", map[string]any{"id": -5}, "id"},
 		{"openproject_list_wiki_page_links", map[string]any{"pageSize": 0}, "pageSize"},
 		{"openproject_list_wiki_page_links", map[string]any{"workPackageId": -1}, "workPackageId"},
+		{"openproject_list_relations", map[string]any{"workPackageId": 0}, "workPackageId"},
+		{"openproject_list_relations", map[string]any{"workPackageId": 1, "type": "parent"}, "type"},
 	}
 	tested := map[string]bool{}
 	for _, c := range cases {
