@@ -57,6 +57,10 @@ func (l *LiveHarness) CommentedWP() openproject.WorkPackage {
 	return wp
 }
 
+// UnrelatedTo is a work package of id's project that a relation from id
+// may go to.
+func (l *LiveHarness) UnrelatedTo(id int64) int64 { return l.h.unrelatedTo(id) }
+
 // MeetingWithAgenda is a meeting with agenda items and participants.
 func (l *LiveHarness) MeetingWithAgenda() openproject.Meeting { return l.h.meetingWithAgenda() }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
+	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
@@ -266,6 +267,19 @@ func TestGolden_LiveTools(t *testing.T) {
 	for _, c := range cases {
 		checkLiveGolden(t, l, c.name, c.calls...)
 	}
+
+	// The relations of a follows relation's target, seen from there
+	// (precedes: the reverse type), and filtered by type.
+	rel := d.Relations[0]
+	for _, r := range d.Relations {
+		if r.Type == "follows" && r.Lag != nil && *r.Lag > 0 {
+			rel = r
+			break
+		}
+	}
+	checkLiveGolden(t, l, "list_relations",
+		ok("openproject_list_relations", map[string]any{"workPackageId": rel.To.ID}),
+		ok("openproject_list_relations", map[string]any{"workPackageId": rel.To.ID, "type": openproject.ReverseRelationType(rel.Type)}))
 }
 
 // TestGolden_WriteTools pins the answers of the write tools, and the
@@ -300,6 +314,14 @@ func TestGolden_WriteTools(t *testing.T) {
 	tooMuch := map[string]any{"workPackageId": d.WorkPackages[2].ID, "hours": 23, "spentOn": "2025-06-30"}
 	checkLiveGolden(t, l, "log_time", ok("openproject_log_time", logged),
 		goldenCall{Tool: "openproject_log_time", Arguments: tooMuch, Error: l.Fail("openproject_log_time", tooMuch, "24 hours per day")})
+	// A relation, then the same again (refused by OpenProject) and one to
+	// itself (refused before asking).
+	from := d.WorkPackages[3].ID
+	args := map[string]any{"workPackageId": from, "toId": l.UnrelatedTo(from), "type": "follows", "lag": 3, "description": "Starts once the rollout is done."}
+	self := map[string]any{"workPackageId": from, "toId": from, "type": "relates"}
+	checkLiveGolden(t, l, "create_relation", ok("openproject_create_relation", args),
+		goldenCall{Tool: "openproject_create_relation", Arguments: args, Error: l.Fail("openproject_create_relation", args, "already related")},
+		goldenCall{Tool: "openproject_create_relation", Arguments: self, Error: l.Fail("openproject_create_relation", self, "invalid argument toId")})
 }
 
 // TestGolden_LiveErrors pins one error of each class the live tools

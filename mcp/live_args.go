@@ -165,7 +165,8 @@ func (s *server) projectID(ctx context.Context, param string, v idOrSlug) (int64
 }
 
 var schemaOverrides = map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[idOrSlug](): {Types: []string{"integer", "string"}},
+	reflect.TypeFor[idOrSlug]():     {Types: []string{"integer", "string"}},
+	reflect.TypeFor[relationType](): {Type: "string", Enum: relationTypeEnum()},
 }
 
 // inputSchema derives a tool's input schema from its argument struct, with

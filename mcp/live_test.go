@@ -52,6 +52,7 @@ var (
 		"openproject_get_query", "openproject_list_types", "openproject_list_statuses", "openproject_list_priorities",
 		"openproject_list_users", "openproject_get_openapi_spec", "openproject_list_meetings", "openproject_get_meeting",
 		"openproject_get_wiki_page", "openproject_list_wiki_page_links", "openproject_list_time_entries",
+		"openproject_get_wiki_page", "openproject_list_wiki_page_links", "openproject_list_relations",
 	}
 	ownTools = append(slices.Clone(liveTools), writeToolNames...)
 )
@@ -118,6 +119,22 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		o.key = optest.AdminKey
 	}
 	op, base := optesting.Start(t, testDataset(), optest.Options{Profile: o.profile})
+	return attachHarness(t, op, base, o)
+}
+
+// newHarnessOn is a harness for another key on the fake of h.
+func newHarnessOn(t *testing.T, h *harness, key string) *harness {
+	t.Helper()
+	return attachHarness(t, h.op, h.base, harnessOpts{key: key})
+}
+
+// attachHarness connects a client for o.key and an MCP session to a
+// running fake.
+func attachHarness(t *testing.T, op *optest.Server, base string, o harnessOpts) *harness {
+	t.Helper()
+	if o.key == "" {
+		o.key = optest.AdminKey
+	}
 	client, err := openproject.New(openproject.Config{
 		BaseURL: base, APIKey: o.key, MaxRetryAfter: o.maxRetryAfter,
 		// Retries happen, but without waiting.
@@ -267,6 +284,7 @@ func (h *harness) commentedWP() (openproject.WorkPackage, []openproject.Activity
 // validArgs are arguments every own tool accepts on the generated data.
 func (h *harness) validArgs() map[string]map[string]any {
 	wp, _ := h.commentedWP()
+	rel := h.relation()
 	return map[string]map[string]any{
 		"openproject_list_projects":                {"pageSize": 2},
 		"openproject_get_project":                  {"projectId": h.data.Projects[0].Identifier},
@@ -289,6 +307,8 @@ func (h *harness) validArgs() map[string]map[string]any {
 		"openproject_add_comment":                  {"workPackageId": wp.ID, "comment": "Fault probe"},
 		"openproject_list_time_entries":            {"workPackageId": wp.ID},
 		"openproject_log_time":                     {"workPackageId": wp.ID, "hours": 0.5, "spentOn": "2025-06-02"},
+		"openproject_list_relations":               {"workPackageId": rel.From.ID},
+		"openproject_create_relation":              {"workPackageId": wp.ID, "toId": h.unrelatedTo(wp.ID), "type": "relates"},
 	}
 }
 
@@ -760,6 +780,8 @@ func TestBadArguments(t *testing.T) {
 		{"openproject_list_time_entries", map[string]any{"userId": -2}, "userId"},
 		{"openproject_list_time_entries", map[string]any{"projectId": "a/b"}, "projectId"},
 		{"openproject_list_time_entries", map[string]any{"pageSize": 0}, "pageSize"},
+		{"openproject_list_relations", map[string]any{"workPackageId": 0}, "workPackageId"},
+		{"openproject_list_relations", map[string]any{"workPackageId": 1, "type": "parent"}, "type"},
 	}
 	tested := map[string]bool{}
 	for _, c := range cases {

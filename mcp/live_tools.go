@@ -70,6 +70,8 @@ func (s *server) registerLiveTools(srv *sdk.Server) {
 			"Thin rows; use openproject_get_work_package for details. To find work packages by words or topic, prefer openproject_search_work_packages."), s.listWorkPackages)
 	addTool(s, srv, live("openproject_get_work_package",
 		"Get one work package in full: description, status, type, priority, people, parent, version, dates, custom fields (by name) and lockVersion (needed to update it)."), s.getWorkPackage)
+	addTool(s, srv, live("openproject_list_relations",
+		"List a work package's relations (blocks, follows, relates, ...), each as seen from it, with the other work package."), s.listRelations)
 	addTool(s, srv, live("openproject_list_work_package_activities",
 		"List a work package's journal (comments and changes), oldest first, at most 100. "+
 			"With query, returns only matching entries ranked by relevance instead of the full history."), s.listActivities)

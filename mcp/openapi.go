@@ -96,7 +96,7 @@ func toolTag(t *sdk.Tool) string {
 		return tagQueries
 	case strings.HasSuffix(n, "_projects") || strings.HasSuffix(n, "_project"):
 		return tagProjects
-	case strings.Contains(n, "work_package"):
+	case strings.Contains(n, "work_package") || strings.Contains(n, "relation"):
 		return tagWorkPackages
 	}
 	return tagMetadata

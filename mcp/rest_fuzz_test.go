@@ -20,7 +20,8 @@ var restToolNames = []string{
 	"openproject_list_types", "openproject_list_users", "openproject_list_meetings", "openproject_get_meeting",
 	"openproject_get_wiki_page", "openproject_list_wiki_page_links", "openproject_list_statuses",
 	"openproject_list_priorities", "openproject_get_openapi_spec", "openproject_create_work_package",
-	"openproject_update_work_package", "openproject_add_comment",
+	"openproject_update_work_package", "openproject_add_comment", "openproject_list_relations",
+	"openproject_create_relation",
 	"no_such_tool",
 }
 

@@ -744,7 +744,7 @@ func TestReadYourWrites(t *testing.T) {
 func TestSearchTools_ReadOnly(t *testing.T) {
 	e := newSearchEnv(t, mcp.Options{ReadOnly: true})
 	names := toolNames(t, e.cs)
-	for _, n := range []string{"openproject_create_work_package", "openproject_update_work_package", "openproject_add_comment", "openproject_log_time"} {
+	for _, n := range []string{"openproject_create_work_package", "openproject_update_work_package", "openproject_add_comment", "openproject_log_time", "openproject_create_relation"} {
 		if slices.Contains(names, n) {
 			t.Errorf("read-only server lists %s", n)
 		}

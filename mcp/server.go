@@ -50,6 +50,8 @@ type API interface {
 	AddComment(ctx context.Context, workPackageID int64, text string) (openproject.Activity, error)
 	ListTimeEntries(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.TimeEntry], error)
 	CreateTimeEntry(ctx context.Context, n openproject.NewTimeEntry) (openproject.TimeEntry, error)
+	Relations(ctx context.Context, workPackageID int64, opts openproject.ListOptions) (openproject.Page[openproject.Relation], error)
+	CreateRelation(ctx context.Context, fromID int64, n openproject.NewRelation) (openproject.Relation, error)
 }
 
 // Searcher answers search tools from the local index.

@@ -214,7 +214,7 @@ func TestStdio_Serve(t *testing.T) {
 	p := startServe(t, bin, opsearchEnv(base, dataDir), "serve")
 
 	names := toolNames(t, p.cs)
-	if len(names) != 27 || !slices.Contains(names, "openproject_search") || !slices.Contains(names, "openproject_create_work_package") {
+	if len(names) != 29 || !slices.Contains(names, "openproject_search") || !slices.Contains(names, "openproject_create_work_package") {
 		t.Errorf("tools over stdio: %d %v", len(names), names)
 	}
 	waitIndexed(t, p.cs, 2*time.Minute)
@@ -296,7 +296,7 @@ func TestStdio_ReadOnly(t *testing.T) {
 		p := startServe(t, bin, opsearchEnv(base, t.TempDir(), "OPENPROJECT_READ_ONLY="+v))
 		names := toolNames(t, p.cs)
 		if slices.ContainsFunc(names, func(n string) bool {
-			return n == "openproject_create_work_package" || n == "openproject_update_work_package" || n == "openproject_add_comment"
+			return n == "openproject_create_work_package" || n == "openproject_update_work_package" || n == "openproject_add_comment" || n == "openproject_create_relation"
 		}) || !slices.Contains(names, "openproject_search") {
 			t.Errorf("OPENPROJECT_READ_ONLY=%s: %v", v, names)
 		}

@@ -199,7 +199,8 @@ func TestReadOnly(t *testing.T) {
 	_, err2 := h.srv.updateWorkPackage(ctx, updateWPIn{WorkPackageID: 1, LockVersion: 0, Subject: new("x")})
 	_, err3 := h.srv.addComment(ctx, commentIn{WorkPackageID: 1, Comment: "x"})
 	_, err4 := h.srv.logTime(ctx, logTimeIn{WorkPackageID: 1, Hours: 1, SpentOn: "2025-06-02"})
-	for i, err := range []error{err1, err2, err3, err4} {
+	_, err5 := h.srv.createRelation(ctx, createRelationIn{WorkPackageID: 1, ToID: 2, Type: "relates"})
+	for i, err := range []error{err1, err2, err3, err4, err5} {
 		if !errors.Is(err, errReadOnly) {
 			t.Errorf("handler %d: err = %v, want the read-only error", i, err)
 		}

@@ -22,7 +22,7 @@ var errReadOnly = &toolError{"this server is read-only (OPENPROJECT_READ_ONLY): 
 
 // writeToolNames are refused by a read-only server even though they are not
 // listed there.
-var writeToolNames = []string{"openproject_create_work_package", "openproject_update_work_package", "openproject_add_comment", "openproject_log_time"}
+var writeToolNames = []string{"openproject_create_work_package", "openproject_update_work_package", "openproject_add_comment", "openproject_log_time", "openproject_create_relation"}
 
 // writeAnnotations: writes reach the outside world and are not idempotent
 // (a repeated create makes two work packages; an update moves lockVersion,
@@ -41,6 +41,8 @@ func (s *server) registerWriteTools(srv *sdk.Server) {
 		Description: "Add a comment to a work package's activity (Markdown)."}, s.addComment)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[3], Annotations: writeAnnotations(false),
 		Description: "Log time spent on a work package (hours, day, optional comment and activity), as the API key's user."}, s.logTime)
+	addTool(s, srv, &sdk.Tool{Name: writeToolNames[4], Annotations: writeAnnotations(false),
+		Description: "Relate two work packages (blocks, follows, relates, ...). Returns the relation as seen from workPackageId."}, s.createRelation)
 }
 
 // writeOut is the answer of a write: the changed item and whether the local

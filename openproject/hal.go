@@ -629,3 +629,33 @@ type wireRoot struct {
 	CoreVersion  string   `json:"coreVersion"`
 	Links        halLinks `json:"_links"`
 }
+
+// wireRelation is a Relation as the server renders it. Servers before 15.0
+// call the lag "delay".
+type wireRelation struct {
+	ID          lenientInt     `json:"id"`
+	Type        string         `json:"type"`
+	ReverseType string         `json:"reverseType"`
+	Description *string        `json:"description"`
+	Lag         *lenientNumber `json:"lag"`
+	Delay       *lenientNumber `json:"delay"`
+	Links       halLinks       `json:"_links"`
+}
+
+func (w wireRelation) model() Relation {
+	r := Relation{
+		ID: int64(w.ID), Type: w.Type, ReverseType: w.ReverseType,
+		From: w.Links.ref("from"), To: w.Links.ref("to"),
+	}
+	if w.Description != nil {
+		r.Description = *w.Description
+	}
+	for _, n := range []*lenientNumber{w.Lag, w.Delay} {
+		if n != nil && n.Set {
+			lag := int(n.Value)
+			r.Lag = &lag
+			break
+		}
+	}
+	return r
+}

@@ -1,6 +1,9 @@
 package openproject
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // Ref is a link to another resource, normalized from a HAL link object.
 // ID is parsed from the href's last path segment; it is 0 when the href is
@@ -329,4 +332,69 @@ func trimmedLen(s string) int {
 		}
 	}
 	return n
+}
+
+// Relation is a relation between two work packages. Type reads from From's
+// side ("From blocks To") and ReverseType from To's ("To blocked by
+// From"). The server stores a relation in one direction only: one created
+// as "blocked" from A to B comes back as "blocks" from B to A.
+type Relation struct {
+	ID          int64  `json:"id"`
+	Type        string `json:"type"`
+	ReverseType string `json:"reverseType,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Lag is the number of days between the end of one work package and
+	// the start of the other; only follows/precedes relations have one.
+	Lag  *int `json:"lag,omitempty"`
+	From Ref  `json:"from"`
+	To   Ref  `json:"to"`
+}
+
+// Side returns the relation as seen from work package id: the relation
+// type from its side and the work package at the other end. ok is false
+// when id is at neither end.
+func (r Relation) Side(id int64) (typ string, other Ref, ok bool) {
+	switch id {
+	case r.From.ID:
+		return r.Type, r.To, true
+	case r.To.ID:
+		return cmp.Or(r.ReverseType, ReverseRelationType(r.Type)), r.From, true
+	}
+	return "", Ref{}, false
+}
+
+// RelationTypes returns the relation types a relation can be created with,
+// in the server's order (Relation::TYPES).
+func RelationTypes() []string {
+	return []string{"relates", "duplicates", "duplicated", "blocks", "blocked", "precedes", "follows", "includes", "partof", "requires", "required"}
+}
+
+// ReverseRelationType returns the type of a relation as seen from its
+// other end ("blocks" -> "blocked"); "" for an unknown type.
+func ReverseRelationType(t string) string {
+	switch t {
+	case "relates":
+		return "relates"
+	case "duplicates":
+		return "duplicated"
+	case "duplicated":
+		return "duplicates"
+	case "blocks":
+		return "blocked"
+	case "blocked":
+		return "blocks"
+	case "precedes":
+		return "follows"
+	case "follows":
+		return "precedes"
+	case "includes":
+		return "partof"
+	case "partof":
+		return "includes"
+	case "requires":
+		return "required"
+	case "required":
+		return "requires"
+	}
+	return ""
 }

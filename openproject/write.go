@@ -177,3 +177,48 @@ func nullIfEmpty(s string) any {
 	}
 	return s
 }
+
+// NewRelation is the input of CreateRelation: a relation of Type from the
+// work package the call names to ToID. Lag (days) is only accepted for
+// "precedes" and "follows".
+type NewRelation struct {
+	ToID        int64
+	Type        string
+	Description string
+	Lag         *int
+}
+
+// CreateRelation creates a relation from work package fromID and returns
+// it as the server stored it, which may be reversed: "follows" from A to B
+// comes back as "precedes" from B to A on some versions, the reverse on
+// others; Relation.Side reads it from either end. Writes are never
+// retried.
+func (c *Client) CreateRelation(ctx context.Context, fromID int64, n NewRelation) (Relation, error) {
+	switch {
+	case fromID <= 0:
+		return Relation{}, fmt.Errorf("create relation: work package id %d is not positive", fromID)
+	case n.ToID <= 0:
+		return Relation{}, fmt.Errorf("create relation: target work package id %d is not positive", n.ToID)
+	case ReverseRelationType(n.Type) == "":
+		return Relation{}, fmt.Errorf("create relation: unknown relation type %q (want one of %s)", n.Type, strings.Join(RelationTypes(), ", "))
+	case n.Lag != nil && n.Type != "precedes" && n.Type != "follows":
+		return Relation{}, fmt.Errorf("create relation: a lag is only allowed for precedes and follows, not %s", n.Type)
+	case n.Lag != nil && *n.Lag < 0:
+		return Relation{}, fmt.Errorf("create relation: lag %d is negative", *n.Lag)
+	}
+	body := map[string]any{
+		"type":   n.Type,
+		"_links": map[string]any{"to": map[string]any{"href": c.href("work_packages", n.ToID)}},
+	}
+	if n.Description != "" {
+		body["description"] = n.Description
+	}
+	if n.Lag != nil {
+		body["lag"] = *n.Lag
+	}
+	var w wireRelation
+	if err := c.do(ctx, request{method: http.MethodPost, path: wpPath(fromID) + "/relations", body: body}, &w); err != nil {
+		return Relation{}, err
+	}
+	return w.model(), nil
+}

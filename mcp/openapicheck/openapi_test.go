@@ -22,7 +22,7 @@ import (
 )
 
 // writeTools are the tools read-only mode hides.
-var writeTools = []string{"openproject_add_comment", "openproject_create_work_package", "openproject_log_time", "openproject_update_work_package"}
+var writeTools = []string{"openproject_add_comment", "openproject_create_relation", "openproject_create_work_package", "openproject_log_time", "openproject_update_work_package"}
 
 func listTools(t *testing.T) []string {
 	t.Helper()
@@ -94,8 +94,8 @@ func TestOpenAPISpecValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != 27 {
-		t.Fatalf("%d tools, want 27", len(tools))
+	if len(tools) != 29 {
+		t.Fatalf("%d tools, want 29", len(tools))
 	}
 	spec, err := mcp.OpenAPISpec(tools, false, "http://127.0.0.1:8080")
 	if err != nil {
@@ -104,8 +104,8 @@ func TestOpenAPISpecValid(t *testing.T) {
 	v := openAPIValidator(t, spec)
 
 	paths := specPaths(t, spec)
-	if len(paths) != 27 {
-		t.Errorf("%d paths, want 27", len(paths))
+	if len(paths) != 29 {
+		t.Errorf("%d paths, want 29", len(paths))
 	}
 	for _, tl := range tools {
 		op := paths["/api/tools/"+tl.Name]["post"]
@@ -131,6 +131,7 @@ func TestOpenAPISpecValid(t *testing.T) {
 		"openproject_get_query": "Queries", "openproject_list_statuses": "Metadata", "openproject_list_users": "Metadata",
 		"openproject_get_openapi_spec": "OpenAPI", "openproject_get_meeting": "Meetings", "openproject_list_wiki_page_links": "Wiki",
 		"openproject_add_comment": "Writes", "openproject_list_time_entries": "Time Entries", "openproject_log_time": "Writes",
+		"openproject_create_relation": "Writes", "openproject_list_relations": "Work Packages",
 	} {
 		if got := paths["/api/tools/"+name]["post"]["tags"].([]any)[0]; got != tag {
 			t.Errorf("%s: tag %v, want %s", name, got, tag)
@@ -188,8 +189,8 @@ func TestOpenAPISpecReadOnly(t *testing.T) {
 	}
 	v := openAPIValidator(t, spec)
 	paths := specPaths(t, spec)
-	if len(paths) != 23 {
-		t.Errorf("%d paths in read-only mode, want 23", len(paths))
+	if len(paths) != 24 {
+		t.Errorf("%d paths in read-only mode, want 24", len(paths))
 	}
 	for _, w := range writeTools {
 		if _, ok := paths["/api/tools/"+w]; ok {
@@ -207,13 +208,13 @@ func TestOpenAPISpecReadOnly(t *testing.T) {
 	if ok, _ := v.ValidateHttpRequest(r); ok {
 		t.Error("the read-only spec accepts a write tool's request")
 	}
-	// The read-only server lists the same 23 tools as the spec.
+	// The read-only server lists the same 24 tools as the spec.
 	roTools, err := mcp.ListTools(context.Background(), mcp.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(roTools) != 23 {
-		t.Errorf("read-only server lists %d tools, want 23", len(roTools))
+	if len(roTools) != 24 {
+		t.Errorf("read-only server lists %d tools, want 24", len(roTools))
 	}
 	for _, tl := range roTools {
 		if _, ok := paths["/api/tools/"+tl.Name]; !ok {

@@ -119,10 +119,11 @@ func Generate(o GenOptions) *optest.Dataset {
 		g.genPermissions(d)
 	}
 	// Last, each from a stream of its own: everything above is exactly
-	// what it was before time entries, versions and custom fields
-	// existed, and neither of these draws from the other's stream.
+	// what it was before time entries, versions, custom fields and
+	// relations existed, and none of these draws from another's stream.
 	d.TimeEntries = g.genTimeEntries(d.WorkPackages)
 	g.genVersions(d)
+	d.Relations = g.genRelations(d.WorkPackages)
 	return d
 }
 

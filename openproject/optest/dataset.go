@@ -39,6 +39,10 @@ type Dataset struct {
 	// to every project and type); CustomValues hold their values.
 	CustomFields []CustomField `json:"customFields,omitempty"`
 	CustomValues []CustomValue `json:"customValues,omitempty"`
+	// Relations between work packages, stored as the real server stores
+	// them: a reverse type ("blocked", "precedes", ...) is kept as its
+	// forward type with the ends swapped. Refs need only ids.
+	Relations []openproject.Relation `json:"relations,omitempty"`
 
 	// Roles, Memberships, Shares and NonMemberRole model permissions. A
 	// data set without them behaves as Project.Members says.
@@ -157,6 +161,9 @@ func (d *Dataset) Validate() error {
 		if !types[wp.Type.ID] {
 			return fmt.Errorf("work package %d: unknown type %d", wp.ID, wp.Type.ID)
 		}
+	}
+	if err := validateRelations(d.Relations, wps); err != nil {
+		return err
 	}
 	acts := map[int64]bool{}
 	for _, a := range d.Activities {

@@ -512,6 +512,8 @@ func (s *Server) deleteWPLocked(id int64) {
 	}
 	delete(s.st.actsByWP, id)
 	s.st.deleteTimeEntriesOfWP(id)
+	// The real server deletes a work package's relations with it.
+	s.st.deleteRelationsOf(id)
 	delete(s.st.wps, id)
 	delete(s.st.search, id)
 	if i := s.st.wpIndex(id); i >= 0 {

@@ -66,6 +66,12 @@ type store struct {
 	versionOrder []int64
 	customFields []CustomField           // data set order
 	customValues map[int64][]CustomValue // by work package id
+	relations     map[int64]*openproject.Relation
+	relationOrder []int64 // ascending ids
+	// relationsByWP maps a work package id to the relations it is at
+	// either end of, ascending ids.
+	relationsByWP map[int64][]int64
+	nextRelation  int64
 
 	nextActivity int64
 	nextWiki     int64
@@ -104,6 +110,7 @@ func newStore(d *Dataset) *store {
 		customFields: d.CustomFields,
 		customValues: map[int64][]CustomValue{},
 	}
+	s.indexRelations(d.Relations)
 	s.instanceName = cmp.Or(s.instanceName, "OpenProject")
 	for i := range d.Users {
 		u := &d.Users[i]
@@ -378,6 +385,9 @@ func (s *store) snapshot() *Dataset {
 			d.CustomValues = append(d.CustomValues, cv)
 		}
 	}
+	for _, id := range s.relationOrder {
+		d.Relations = append(d.Relations, cloneRelation(*s.relations[id]))
+	}
 	d.Roles = cloneRoles(s.perm.roles)
 	d.Memberships = cloneMemberships(s.perm.memberships)
 	// Shares of deleted work packages went with them.
@@ -445,6 +455,12 @@ func cloneDataset(d *Dataset) *Dataset {
 	}
 	if d.CustomValues == nil {
 		c.CustomValues = nil
+	}
+	if d.Relations != nil {
+		c.Relations = make([]openproject.Relation, len(d.Relations))
+		for i, r := range d.Relations {
+			c.Relations[i] = cloneRelation(r)
+		}
 	}
 	c.Roles = cloneRoles(d.Roles)
 	c.Memberships = cloneMemberships(d.Memberships)
