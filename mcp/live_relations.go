@@ -120,6 +120,7 @@ func (s *server) listRelations(ctx context.Context, in listRelationsIn) (listOut
 var errStopPaging = fmt.Errorf("list relations: stop after %d relations", maxRelationsScanned)
 
 type createRelationIn struct {
+	confirmArg
 	WorkPackageID int64        `json:"workPackageId" jsonschema:"work package the relation starts from"`
 	ToID          int64        `json:"toId" jsonschema:"id of the other work package"`
 	Type          relationType `json:"type" jsonschema:"relation from workPackageId to toId, e.g. blocks = workPackageId blocks toId"`
@@ -132,6 +133,8 @@ type createRelationIn struct {
 type relationOut struct {
 	WorkPackageID int64       `json:"workPackageId"`
 	Relation      relationRow `json:"relation"`
+	Note          string      `json:"note,omitempty"`
+	Preview       *preview    `json:"preview,omitempty"`
 }
 
 func (s *server) createRelation(ctx context.Context, in createRelationIn) (relationOut, error) {
@@ -161,6 +164,29 @@ func (s *server) createRelation(ctx context.Context, in createRelationIn) (relat
 		if *in.Lag < 0 {
 			return relationOut{}, argErr("lag", "must be 0 or more days, got %d", *in.Lag)
 		}
+	}
+	if s.previewing(in.confirmArg) {
+		// Both ends, read now: one the user cannot see fails here as
+		// the write would.
+		from, err := s.api.WorkPackage(ctx, in.WorkPackageID)
+		if err != nil {
+			return relationOut{}, err
+		}
+		to, err := s.api.WorkPackage(ctx, in.ToID)
+		if err != nil {
+			return relationOut{}, err
+		}
+		changes := map[string]any{"type": typ}
+		if in.Description != "" {
+			changes["description"] = in.Description
+		}
+		if in.Lag != nil {
+			changes["lag"] = *in.Lag
+		}
+		return relationOut{WorkPackageID: in.WorkPackageID, Note: confirmNote, Preview: &preview{
+			Action:  fmt.Sprintf("relate work package %d %q: it %s work package %d %q", from.ID, from.Subject, typ, to.ID, to.Subject),
+			Changes: changes,
+		}}, nil
 	}
 	r, err := s.api.CreateRelation(ctx, in.WorkPackageID, openproject.NewRelation{
 		ToID: in.ToID, Type: typ, Description: strings.TrimSpace(in.Description), Lag: in.Lag})

@@ -365,8 +365,12 @@ func TestToolsListAnnotationsAndSize(t *testing.T) {
 		}
 	}
 	t.Logf("tools/list size of the %d live and write tools: %d bytes (all %d tools: %d bytes)", len(ownTools), size, len(tools), listSize(tools))
-	if size > 14<<10 {
-		t.Errorf("live and write tools take %d bytes of tools/list, want at most 14 KB", size)
+	// The live and write tools' share of the whole list, which must stay
+	// within 24 KB (TestToolsList_Contract): 14 KB held until the time
+	// entry, relation and version tools of OpenProject's own server came
+	// (issue 16), 17.3 KB with them.
+	if size > 18<<10 {
+		t.Errorf("live and write tools take %d bytes of tools/list, want at most 18 KB", size)
 	}
 }
 

@@ -288,6 +288,15 @@ func TestConfirmWrites(t *testing.T) {
 	if lt.Preview == nil || lt.Preview.Changes["hours"] != 1.5 || !strings.Contains(lt.Preview.Action, wp.Subject) {
 		t.Errorf("log time preview = %+v", lt)
 	}
+	var rel struct {
+		Note    string
+		Preview *preview
+	}
+	other := h.unrelatedTo(wp.ID)
+	h.ok("openproject_create_relation", map[string]any{"workPackageId": wp.ID, "toId": other, "type": "blocks"}, &rel)
+	if rel.Preview == nil || !strings.Contains(rel.Preview.Action, "blocks work package") || rel.Preview.Changes["type"] != "blocks" {
+		t.Errorf("relation preview = %+v", rel)
+	}
 	if n := writes() - before; n != 0 {
 		t.Errorf("previews sent %d writes to OpenProject", n)
 	}

@@ -9,7 +9,7 @@ import (
 
 // TestGenerateTimeEntriesLeaveTheRestAlone pins the encoding of data sets
 // without what was added since (time entries, versions and the work
-// packages' links to them, custom fields) to the hashes taken before:
+// packages' links to them, custom fields, relations) to the hashes taken before:
 // golden files and relevance evaluations depend on those bytes.
 func TestGenerateTimeEntriesLeaveTheRestAlone(t *testing.T) {
 	tests := []struct {
@@ -28,7 +28,7 @@ func TestGenerateTimeEntriesLeaveTheRestAlone(t *testing.T) {
 		if len(d.TimeEntries) == 0 {
 			t.Errorf("seed %d: no time entries", tc.o.Seed)
 		}
-		d.TimeEntries, d.Versions, d.CustomFields, d.CustomValues = nil, nil, nil, nil
+		d.TimeEntries, d.Versions, d.CustomFields, d.CustomValues, d.Relations = nil, nil, nil, nil, nil
 		for i := range d.WorkPackages {
 			d.WorkPackages[i].Version = nil
 		}
