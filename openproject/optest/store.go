@@ -59,13 +59,13 @@ type store struct {
 	queries    map[int64]*openproject.Query
 	queryOrder []int64
 
-	timeEntries  map[int64]*openproject.TimeEntry
-	teOrder      []int64           // ascending ids
-	teByWP       map[int64][]int64 // work package id -> time entry ids, ascending
-	versions     map[int64]*openproject.Version
-	versionOrder []int64
-	customFields []CustomField           // data set order
-	customValues map[int64][]CustomValue // by work package id
+	timeEntries   map[int64]*openproject.TimeEntry
+	teOrder       []int64           // ascending ids
+	teByWP        map[int64][]int64 // work package id -> time entry ids, ascending
+	versions      map[int64]*openproject.Version
+	versionOrder  []int64
+	customFields  []CustomField           // data set order
+	customValues  map[int64][]CustomValue // by work package id
 	relations     map[int64]*openproject.Relation
 	relationOrder []int64 // ascending ids
 	// relationsByWP maps a work package id to the relations it is at
