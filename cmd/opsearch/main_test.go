@@ -167,6 +167,14 @@ func TestRun_HelpAndVersion(t *testing.T) {
 			}
 		})
 	}
+	// Every command's -h: its usage line on stdout, exit 0.
+	for _, c := range commands() {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{c.name, "-h"}, &out, &errb)
+		if code != 0 || errb.Len() != 0 || !strings.HasPrefix(out.String(), "usage: opsearch "+c.name+" [flags]") {
+			t.Errorf("%s -h: exit %d, stdout %.80q, stderr %q; want its usage on stdout and 0", c.name, code, out.String(), errb.String())
+		}
+	}
 	// Each command lists only the flags it uses.
 	for cmd, c := range map[string]struct{ has, lacks []string }{
 		"search": {[]string{"-base-url", "-data-dir", "-project"}, []string{"-api-key", "-read-only", "-confirm-writes", "-max-delete-share", "-timeout"}},
