@@ -19,8 +19,10 @@ import (
 // with the webhook's secret: X-OP-Signature: sha1=<hex HMAC-SHA1 of the
 // body> (OpenProject's RepresentedWebhookJob). A work package event, a
 // comment on one, or an attachment on one refreshes that work package
-// for every active user, with their own key, before the answer; other
-// events wait for the schedule, which stays the safety net.
+// for every active user, with their own key, before the answer; a
+// project event starts every active user's sync; other events (time
+// entries, which are not indexed) wait for the schedule, which stays the
+// safety net.
 
 // webhookTimeout bounds the refreshes one event starts: OpenProject waits
 // for the answer.
@@ -52,6 +54,12 @@ func (h *httpHandler) webhook(w http.ResponseWriter, r *http.Request) {
 	}
 	ids := ev.workPackages()
 	if len(ids) == 0 {
+		if strings.HasPrefix(ev.Action, "project:") {
+			// A project's name or description: every active user's
+			// next sync, started now, brings it.
+			writeJSON(w, http.StatusOK, map[string]any{"action": ev.Action, "refreshed": 0, "syncsStarted": h.mgr.TriggerSyncs()})
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"action": ev.Action, "refreshed": 0, "note": "nothing to refresh now: the next scheduled sync picks this change up"})
 		return
 	}

@@ -132,9 +132,33 @@ func testWebhooks(t *testing.T, team string) {
 	if code, out := post(sign(secret, comment), comment); code != http.StatusOK || out["users"] != float64(2) {
 		t.Errorf("comment event: %d %v", code, out)
 	}
-	project, _ := json.Marshal(map[string]any{"action": "project:updated", "project": map[string]any{"id": 1}})
-	if code, out := post(sign(secret, project), project); code != http.StatusOK || out["refreshed"] != float64(0) {
-		t.Errorf("project event: %d %v; want 200, nothing refreshed now", code, out)
+	// A project event starts the active users' syncs: alice's sync
+	// count goes up (bounded by the test's timeout, not timed).
+	var before statusOut
+	if err := httpCall(t.Context(), cs, "openproject_sync_status", nil, &before); err != nil {
+		t.Fatal(err)
+	}
+	project, _ := json.Marshal(map[string]any{"action": "project:updated", "project": map[string]any{"id": e.alice}})
+	if code, out := post(sign(secret, project), project); code != http.StatusOK || out["syncsStarted"] != float64(2) {
+		t.Errorf("project event: %d %v; want 200 and both users' syncs started", code, out)
+	}
+	for {
+		var now statusOut
+		if err := httpCall(t.Context(), cs, "openproject_sync_status", nil, &now); err != nil {
+			t.Fatal(err)
+		}
+		if now.SyncsSinceStart > before.SyncsSinceStart {
+			break
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatal("no sync after the project event")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	entry, _ := json.Marshal(map[string]any{"action": "time_entry:created", "time_entry": map[string]any{"id": 5}})
+	if code, out := post(sign(secret, entry), entry); code != http.StatusOK || out["refreshed"] != float64(0) || out["note"] == nil {
+		t.Errorf("time entry event: %d %v; want 200, nothing refreshed, a note", code, out)
 	}
 }
 

@@ -56,3 +56,20 @@ func (m *Manager[A]) RefreshWorkPackages(ctx context.Context, ids []int64) (user
 	}
 	return users, err
 }
+
+// TriggerSyncs asks every active user's scheduler for a sync now, for a
+// change no refresh of one work package covers (a project's, told by a
+// webhook): incremental, it costs a few requests per kind. It returns how
+// many users it asked; it never blocks.
+func (m *Manager[A]) TriggerSyncs() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, e := range m.entries {
+		if !e.stopping && isClosed(e.ready) && e.err == nil && e.sch != nil {
+			e.sch.Trigger()
+			n++
+		}
+	}
+	return n
+}
