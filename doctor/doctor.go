@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/search"
@@ -211,6 +212,26 @@ func index(ctx context.Context, c Config, user int64) []Check {
 		ch.Status, ch.Detail = Warn, "not checked"
 		return []Check{ch}
 	}
+	// Read before the index is opened: opening one of an older mapping
+	// starts its rebuild.
+	var mapping *Check
+	mappingNote := ""
+	if lu, err := sync.FindLocalUser(c.DataDir, c.BaseURL, user); err == nil {
+		switch v, at, found, err := indexer.BuiltMapping(filepath.Join(lu.Dir, sync.IndexDirName)); {
+		case err != nil:
+			mapping = &Check{Name: "index mapping", Status: Warn, Detail: err.Error(),
+				Fix: "nothing to do now: an index whose build record is damaged is rebuilt from the store when it is opened"}
+		case !found:
+			mapping = &Check{Name: "index mapping", Status: Warn, Detail: "the index was never completely built",
+				Fix: "let the first sync finish; the index is rebuilt from the store when it is opened"}
+		case v != indexer.MappingVersion:
+			mapping = &Check{Name: "index mapping", Status: Warn,
+				Detail: fmt.Sprintf("built with mapping version %d, this opsearch uses %d", v, indexer.MappingVersion),
+				Fix:    "nothing: it is rebuilt from the store (no OpenProject request) when this opsearch opens it, the old one answering meanwhile"}
+		default:
+			mappingNote = fmt.Sprintf("; mapping version %d (current), built %s", v, at.UTC().Format(time.DateOnly))
+		}
+	}
 	idx, dir, servedBy, err := c.OpenIndex(ctx, user)
 	switch {
 	case errors.Is(err, sync.ErrNoLocalUser):
@@ -259,7 +280,11 @@ func index(ctx context.Context, c Config, user int64) []Check {
 	if !newest.IsZero() {
 		ch.Detail += fmt.Sprintf("; last synced %s ago", c.Now().Sub(newest).Round(time.Second))
 	}
+	ch.Detail += mappingNote
 	checks := []Check{ch}
+	if mapping != nil {
+		checks = append(checks, *mapping)
+	}
 	if f.Rebuilding {
 		checks = append(checks, Check{Name: "index rebuild", Status: Warn, Detail: "the index is being rebuilt from the store (a new mapping or a damaged index); the old one answers meanwhile",
 			Fix: "nothing: it finishes by itself; opsearch status shows when"})

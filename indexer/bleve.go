@@ -1047,3 +1047,19 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	}
 	return im, nil
 }
+
+// BuiltMapping reads, without opening the index in dir (so while another
+// process holds it), the mapping version it was last completely built
+// with, and when; found is false for an index never completely built. A
+// version other than MappingVersion means this opsearch rebuilds it from
+// the store when it opens it.
+func BuiltMapping(dir string) (version int, builtAt time.Time, found bool, err error) {
+	md, err := readMeta(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, time.Time{}, false, nil
+	}
+	if err != nil {
+		return 0, time.Time{}, false, fmt.Errorf("read the index's build record: %w", err)
+	}
+	return md.MappingVersion, md.BuiltAt, true, nil
+}

@@ -50,8 +50,25 @@ func TestDoctor(t *testing.T) {
 		{"wrong_url", env(optest.AliceKey, base+"/wrong/path"), nil, 1},
 		{"down", env(optest.AliceKey, base), &optest.Faults{ErrorRate: 1, ErrorStatuses: []int{503}}, 1},
 		{"no_index", []string{"--base-url", base, "--api-key", optest.BobKey, "--data-dir", emptyDir}, nil, 0},
+		// Last: an index built by an older opsearch (its build record
+		// says so), which the next open rebuilds.
+		{"old_mapping", env(optest.AliceKey, base), nil, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.name == "old_mapping" {
+				metas, _ := filepath.Glob(filepath.Join(dataDir, "*", "2", "index", "opsearch_meta.json"))
+				if len(metas) != 1 {
+					t.Fatalf("the index's build record: %v", metas)
+				}
+				b, err := os.ReadFile(metas[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				old := regexp.MustCompile(`"mappingVersion":\d+`).ReplaceAll(b, []byte(`"mappingVersion":1`))
+				if err := os.WriteFile(metas[0], old, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if c.faults != nil {
 				op.SetFaults(*c.faults)
 				defer op.SetFaults(optest.Faults{})
@@ -70,6 +87,7 @@ func TestDoctor(t *testing.T) {
 			got = strings.ReplaceAll(got, dataDir, "DATA")
 			got = strings.ReplaceAll(got, emptyDir, "EMPTY")
 			got = regexp.MustCompile(`last synced \S+ ago`).ReplaceAllString(got, "last synced N ago")
+			got = regexp.MustCompile(`built \d{4}-\d\d-\d\d`).ReplaceAllString(got, "built DATE")
 			got = regexp.MustCompile(`127\.0\.0\.1_\d+`).ReplaceAllString(got, "INSTANCE")
 			golden := filepath.Join("testdata", "doctor_"+c.name+".golden")
 			if *update {
