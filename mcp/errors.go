@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/sync"
 )
 
 // ErrIndexNotReady is returned by Index.Searcher while the local index is
@@ -58,7 +59,7 @@ func failLevel(err error) slog.Level {
 	switch {
 	case errors.Is(err, openproject.ErrNotFound), errors.Is(err, openproject.ErrPermission),
 		errors.Is(err, openproject.ErrInvalidQuery), errors.Is(err, openproject.ErrValidation), errors.Is(err, openproject.ErrConflict),
-		errors.Is(err, context.Canceled):
+		errors.Is(err, context.Canceled), errors.Is(err, sync.ErrKeyNotVerified), errors.Is(err, ErrIndexNotReady):
 		return slog.LevelInfo
 	case errors.Is(err, openproject.ErrUnauthenticated), errors.Is(err, openproject.ErrRateLimited):
 		return slog.LevelWarn

@@ -666,11 +666,15 @@ func (s *server) syncStatus(ctx context.Context) (*sdk.CallToolResult, any, erro
 		ans.SyncInfo.DataDir = ""
 	}
 	sr, err := s.idx.Searcher()
-	if errors.Is(err, ErrIndexNotReady) {
+	switch {
+	case errors.Is(err, ErrIndexNotReady):
 		ans.Note = notReadyNote
 		return nil, &ans, nil
-	}
-	if err != nil {
+	case errors.Is(err, sync.ErrKeyNotVerified):
+		// As the search tools say it: a state that passes, not a failure.
+		ans.Note = sync.ErrKeyNotVerified.Error() + "; the index answers once it has"
+		return nil, &ans, nil
+	case err != nil:
 		return nil, nil, s.failOpen(ctx, toolSyncStatus, err)
 	}
 	f, err := sr.Freshness(ctx)

@@ -433,6 +433,10 @@ func BenchmarkStdioSearch10k(b *testing.B) {
 	}
 	// exec keeps the last of duplicate variables: the admin key wins.
 	env := opsearchEnv(base, dataDir, "OPENPROJECT_API_KEY="+optest.AdminKey)
+	if p := os.Getenv("OPSEARCH_CPU_PROFILE"); p != "" {
+		// Profile the server under measurement: go tool pprof BIN PATH.
+		env = append(env, "OPSEARCH_CPU_PROFILE="+p)
+	}
 
 	b.Run("client=go-sdk", func(b *testing.B) {
 		p := startServe(b, bin, env, "serve")

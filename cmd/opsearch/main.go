@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -25,7 +26,28 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(profiled(os.Getenv("OPSEARCH_CPU_PROFILE"), func() int { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) }))
+}
+
+// profiled runs f, writing a CPU profile of the whole process to path
+// when set (OPSEARCH_CPU_PROFILE, for measuring a command as it runs:
+// "go tool pprof opsearch PATH").
+func profiled(path string, f func() int) int {
+	if path == "" {
+		return f()
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "opsearch: OPSEARCH_CPU_PROFILE: %v\n", err)
+		return 1
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		fmt.Fprintf(os.Stderr, "opsearch: OPSEARCH_CPU_PROFILE: %v\n", err)
+		return 1
+	}
+	defer pprof.StopCPUProfile()
+	return f()
 }
 
 // env gives a command its process environment; tests pass their own.
