@@ -1,0 +1,169 @@
+package extract_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/opsearch/opsearch/extract"
+)
+
+// phrase is what every test file hides somewhere; the search must find it.
+const phrase = "cormorant lighthouse quota"
+
+// zipped builds an archive of the named entries.
+func zipped(t testing.TB, entries map[string]string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for name, body := range entries {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+type testFile struct {
+	name, contentType, format string
+	data                      []byte
+}
+
+// files are one small realistic file per supported format.
+func files(t testing.TB) []testFile {
+	return []testFile{
+		{"notes.txt", "text/plain", "text", []byte("\xef\xbb\xbfMeeting notes\nThe " + phrase + " was raised.\n")},
+		{"README.md", "", "markdown", []byte("# Plan\n\n- the **" + phrase + "** item\n")},
+		{"budget.csv", "text/csv", "csv", []byte("item,owner\n\"" + phrase + "\",dana\n")},
+		{"config.json", "application/json", "json", []byte(`{"items":[{"name":"` + phrase + `","n":3}]}`)},
+		{"page.html", "text/html", "html", []byte("<html><head><style>.x{}</style><script>var " + strings.ReplaceAll(phrase, " ", "_") +
+			"</script></head><body><p>About the</p><p>" + phrase + "</p></body></html>")},
+		{"mail.eml", "message/rfc822", "eml", []byte("From: Dana <dana@example.com>\r\nTo: team@example.com\r\nSubject: =?UTF-8?Q?Quarterly_r=C3=A9view?=\r\nMIME-Version: 1.0\r\n" +
+			"Content-Type: multipart/alternative; boundary=b1\r\n\r\n--b1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nWe agreed on the " +
+			strings.ReplaceAll(phrase, "quota", "quo=\r\nta") + ".\r\n--b1\r\nContent-Type: text/html\r\n\r\n<p>html part</p>\r\n--b1--\r\n")},
+		{"report.docx", "", "docx", zipped(t, map[string]string{"word/document.xml": `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>` +
+			`<w:p><w:r><w:t>First paragraph.</w:t></w:r></w:p><w:p><w:r><w:t>The cormorant </w:t></w:r><w:r><w:t>lighthouse quota</w:t></w:r></w:p></w:body></w:document>`})},
+		{"sheet.xlsx", "", "xlsx", zipped(t, map[string]string{"xl/sharedStrings.xml": `<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">` +
+			`<si><t>Owner</t></si><si><t>` + phrase + `</t></si></sst>`})},
+		{"minutes.odt", "", "odt", zipped(t, map[string]string{"content.xml": `<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ` +
+			`xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text><text:h>Minutes</text:h><text:p>The <text:span>` + phrase +
+			`</text:span> stays.</text:p></office:text></office:body></office:document-content>`})},
+	}
+}
+
+// TestText: each supported format's phrase is found, named by its
+// format; scripts and styles are not text.
+func TestText(t *testing.T) {
+	for _, f := range files(t) {
+		t.Run(f.name, func(t *testing.T) {
+			res, err := extract.Text(t.Context(), f.name, f.contentType, bytes.NewReader(f.data), extract.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Format != f.format || res.Truncated {
+				t.Errorf("format %q truncated %v, want %q, not truncated", res.Format, res.Truncated, f.format)
+			}
+			if !strings.Contains(strings.Join(strings.Fields(res.Text), " "), phrase) {
+				t.Errorf("the text lacks %q:\n%s", phrase, res.Text)
+			}
+			if strings.Contains(res.Text, "cormorant_lighthouse") || strings.Contains(res.Text, ".x{}") {
+				t.Errorf("a script or style reached the text:\n%s", res.Text)
+			}
+		})
+	}
+	res, err := extract.Text(t.Context(), "mail.eml", "", bytes.NewReader(files(t)[5].data), extract.Options{})
+	if err != nil || !strings.Contains(res.Text, "Quarterly réview") || strings.Contains(res.Text, "html part") {
+		t.Errorf("e-mail: %q, %v; want the decoded subject and only the plain part", res.Text, err)
+	}
+}
+
+// TestTextRefusals: what breaks the budget or the format is refused with
+// the reason; nothing panics.
+func TestTextRefusals(t *testing.T) {
+	big := bytes.Repeat([]byte("a"), 2048)
+	bomb := zipped(t, map[string]string{"word/document.xml": strings.Repeat("<w:t>x</w:t>", 10000)})
+	for _, c := range []struct {
+		name, file string
+		data       []byte
+		opts       extract.Options
+		want       error
+	}{
+		{"too large", "a.txt", big, extract.Options{MaxBytes: 1024}, extract.ErrTooLarge},
+		{"unpacks too large", "a.docx", bomb, extract.Options{MaxBytes: 50000}, extract.ErrTooLarge},
+		{"not a zip", "a.docx", []byte("hello"), extract.Options{}, extract.ErrMalformed},
+		{"zip without the document", "a.docx", zipped(t, map[string]string{"other.xml": "<x/>"}), extract.Options{}, extract.ErrMalformed},
+		{"broken json", "a.json", []byte(`{"a": [1, 2`), extract.Options{}, extract.ErrMalformed},
+		{"pdf, not yet", "a.pdf", []byte("%PDF-1.4\n"), extract.Options{}, extract.ErrUnsupported},
+		{"binary", "a.bin", []byte{0, 1, 2, 3, 0xff}, extract.Options{}, extract.ErrUnsupported},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := extract.Text(t.Context(), c.file, "", bytes.NewReader(c.data), c.opts)
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.file) {
+				t.Errorf("err = %v, want %v naming %s", err, c.want, c.file)
+			}
+		})
+	}
+}
+
+// TestTextCaps: text over MaxText is cut at a rune boundary and says so;
+// a cancelled extraction stops.
+func TestTextCaps(t *testing.T) {
+	long := strings.Repeat("ünïcode words ", 1000)
+	res, err := extract.Text(t.Context(), "a.txt", "", strings.NewReader(long), extract.Options{MaxText: 101})
+	if err != nil || !res.Truncated || len(res.Text) > 101 || !strings.HasPrefix(long, res.Text) {
+		t.Errorf("capped: %d bytes, truncated %v, %v", len(res.Text), res.Truncated, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = extract.Text(ctx, "a.csv", "", strings.NewReader(strings.Repeat("a,b\n", 100000)), extract.Options{Timeout: time.Minute})
+	if err == nil {
+		t.Error("a cancelled extraction finished")
+	}
+}
+
+// FuzzText: no input crashes an extraction, whatever format it claims.
+func FuzzText(f *testing.F) {
+	for _, fl := range files(f) {
+		f.Add(fl.name, fl.data)
+	}
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		for _, n := range []string{name, "a.txt", "a.csv", "a.json", "a.html", "a.eml", "a.docx", "a.xlsx", "a.odt"} {
+			res, err := extract.Text(context.Background(), n, "", bytes.NewReader(data), extract.Options{MaxBytes: 1 << 16, MaxText: 4096})
+			if err == nil && len(res.Text) > 4096 {
+				t.Fatalf("%s: %d bytes of text over the cap", n, len(res.Text))
+			}
+		}
+	})
+}
+
+// BenchmarkText reports extraction throughput per format (MB/s of input).
+func BenchmarkText(b *testing.B) {
+	for _, f := range files(b) {
+		// The text-like formats grown to about 1 MB; the others as they
+		// are (their cost is mostly the fixed unpacking).
+		data := f.data
+		switch f.format {
+		case "text", "markdown", "csv", "html":
+			data = bytes.Repeat(f.data, (1<<20)/len(f.data))
+		}
+		b.Run(f.format, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := extract.Text(context.Background(), f.name, f.contentType, bytes.NewReader(data), extract.Options{MaxText: 64 << 20}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
