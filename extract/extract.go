@@ -1,10 +1,10 @@
 // Package extract turns the bytes of an attached file into the text a
 // search index holds: plain text, Markdown, CSV, JSON, HTML, the text of
-// an e-mail (EML), and the office formats that are zipped XML (DOCX, XLSX,
-// ODT). It owns the formats, their detection, and the budget every
-// extraction runs under (input size, text size, time): a file that breaks
-// the budget or its format is refused with the reason, never crashing
-// the caller or holding it up. PDF is not handled yet.
+// an e-mail (EML), the office formats that are zipped XML (DOCX, XLSX,
+// ODT) and PDF. It owns the formats, their detection, and the budget
+// every extraction runs under (input size, text size, time): a file that
+// breaks the budget or its format is refused with the reason, never
+// crashing the caller or holding it up.
 package extract
 
 import (
@@ -58,7 +58,7 @@ func (o Options) withDefaults() Options {
 type Result struct {
 	Text string
 	// Format is what the file was read as: text, markdown, csv, json,
-	// html, eml, docx, xlsx or odt.
+	// html, eml, docx, xlsx, odt or pdf.
 	Format string
 	// Truncated says the text was cut at Options.MaxText.
 	Truncated bool

@@ -5,12 +5,38 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"codeberg.org/go-pdf/fpdf"
+
 	"github.com/opsearch/opsearch/extract"
 )
+
+// pdfWith makes a PDF of pages pages of filler with line on the middle
+// one, as a word processor would lay it out.
+func pdfWith(t testing.TB, pages int, line string) []byte {
+	t.Helper()
+	p := fpdf.New("P", "mm", "A4", "")
+	p.SetFont("Helvetica", "", 11)
+	for i := range pages {
+		p.AddPage()
+		for j := range 40 {
+			text := fmt.Sprintf("Page %d line %d: the quarterly report mentions budgets and timelines.", i+1, j+1)
+			if i == pages/2 && j == 20 {
+				text = line
+			}
+			p.CellFormat(0, 6, text, "", 1, "L", false, 0, "")
+		}
+	}
+	var b bytes.Buffer
+	if err := p.Output(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
 
 // phrase is what every test file hides somewhere; the search must find it.
 const phrase = "cormorant lighthouse quota"
@@ -59,6 +85,7 @@ func files(t testing.TB) []testFile {
 		{"minutes.odt", "", "odt", zipped(t, map[string]string{"content.xml": `<?xml version="1.0"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" ` +
 			`xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text><text:h>Minutes</text:h><text:p>The <text:span>` + phrase +
 			`</text:span> stays.</text:p></office:text></office:body></office:document-content>`})},
+		{"slides.pdf", "application/pdf", "pdf", pdfWith(t, 3, "The "+phrase+" was agreed.")},
 	}
 }
 
@@ -104,7 +131,7 @@ func TestTextRefusals(t *testing.T) {
 		{"not a zip", "a.docx", []byte("hello"), extract.Options{}, extract.ErrMalformed},
 		{"zip without the document", "a.docx", zipped(t, map[string]string{"other.xml": "<x/>"}), extract.Options{}, extract.ErrMalformed},
 		{"broken json", "a.json", []byte(`{"a": [1, 2`), extract.Options{}, extract.ErrMalformed},
-		{"pdf, not yet", "a.pdf", []byte("%PDF-1.4\n"), extract.Options{}, extract.ErrUnsupported},
+		{"damaged pdf", "a.pdf", []byte("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF"), extract.Options{}, extract.ErrMalformed},
 		{"binary", "a.bin", []byte{0, 1, 2, 3, 0xff}, extract.Options{}, extract.ErrUnsupported},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,7 +165,7 @@ func FuzzText(f *testing.F) {
 		f.Add(fl.name, fl.data)
 	}
 	f.Fuzz(func(t *testing.T, name string, data []byte) {
-		for _, n := range []string{name, "a.txt", "a.csv", "a.json", "a.html", "a.eml", "a.docx", "a.xlsx", "a.odt"} {
+		for _, n := range []string{name, "a.txt", "a.csv", "a.json", "a.html", "a.eml", "a.docx", "a.xlsx", "a.odt", "a.pdf"} {
 			res, err := extract.Text(context.Background(), n, "", bytes.NewReader(data), extract.Options{MaxBytes: 1 << 16, MaxText: 4096})
 			if err == nil && len(res.Text) > 4096 {
 				t.Fatalf("%s: %d bytes of text over the cap", n, len(res.Text))
@@ -156,6 +183,8 @@ func BenchmarkText(b *testing.B) {
 		switch f.format {
 		case "text", "markdown", "csv", "html":
 			data = bytes.Repeat(f.data, (1<<20)/len(f.data))
+		case "pdf":
+			data = pdfWith(b, 200, "The "+phrase+" was agreed.")
 		}
 		b.Run(f.format, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))

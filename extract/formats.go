@@ -39,6 +39,8 @@ func reader(format string) func(w *textWriter, data []byte, opts Options) error 
 		return readXLSX
 	case "odt":
 		return readODT
+	case "pdf":
+		return readPDF
 	}
 	return nil
 }
