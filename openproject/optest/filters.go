@@ -639,3 +639,33 @@ func matchAll[T any](x T, preds []func(T) bool) bool {
 	}
 	return true
 }
+
+// visiblePage is one page of a collection whose items each belong to a
+// project: those of ids (in store order) the user holds perm in, matching
+// preds, sorted by keys (ids break ties), rendered with render. It
+// returns the page's elements and how many matched in all. The store's
+// read lock is held by the caller.
+func visiblePage[T any](s *Server, u *User, ids []int64, get func(int64) T, project, id func(T) int64, perm string,
+	preds []func(T) bool, keys []sortKey[T], pg page, render func(T) obj) ([]obj, int) {
+	seen := map[int64]bool{} // project id -> perm there
+	var match []T
+	for _, i := range ids {
+		x := get(i)
+		p := project(x)
+		v, ok := seen[p]
+		if !ok {
+			v = s.st.allowed(u, p, perm)
+			seen[p] = v
+		}
+		if v && matchAll(x, preds) {
+			match = append(match, x)
+		}
+	}
+	sortItems(match, keys, id)
+	from, to := pg.window(len(match))
+	elems := make([]obj, 0, to-from)
+	for _, x := range match[from:to] {
+		elems = append(elems, render(x))
+	}
+	return elems, len(match)
+}

@@ -34,27 +34,11 @@ func (s *Server) listMeetings(ex *exchange, _ []string) {
 	pg := s.parsePage(q)
 	s.st.mu.RLock()
 	r := s.newRenderer(ex.user)
-	seen := map[int64]bool{} // project id -> view_meetings there
-	var match []*openproject.Meeting
-	for _, id := range s.st.meetingOrder {
-		m := s.st.meetings[id]
-		v, ok := seen[m.Project.ID]
-		if !ok {
-			v = s.st.allowed(ex.user, m.Project.ID, PermViewMeetings)
-			seen[m.Project.ID] = v
-		}
-		if v && matchAll(m, preds) {
-			match = append(match, m)
-		}
-	}
-	sortItems(match, keys, func(m *openproject.Meeting) int64 { return m.ID })
-	from, to := pg.window(len(match))
-	elems := make([]obj, 0, to-from)
-	for _, m := range match[from:to] {
-		elems = append(elems, r.meeting(m))
-	}
+	elems, total := visiblePage(s, ex.user, s.st.meetingOrder, func(id int64) *openproject.Meeting { return s.st.meetings[id] },
+		func(m *openproject.Meeting) int64 { return m.Project.ID }, func(m *openproject.Meeting) int64 { return m.ID },
+		PermViewMeetings, preds, keys, pg, r.meeting)
 	s.st.mu.RUnlock()
-	ex.sendHAL(http.StatusOK, pagedCollection("Collection", "/api/v3/meetings", q, pg, len(match), elems, nil, nil))
+	ex.sendHAL(http.StatusOK, pagedCollection("Collection", "/api/v3/meetings", q, pg, total, elems, nil, nil))
 }
 
 // visibleMeeting returns a meeting the caller can see: one of a project

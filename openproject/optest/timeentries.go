@@ -89,31 +89,15 @@ func (s *Server) listTimeEntries(ex *exchange, _ []string) {
 	pg := s.parsePage(q)
 	s.st.mu.RLock()
 	r := s.newRenderer(ex.user)
-	seen := map[int64]bool{} // project id -> visible there
-	var match []*openproject.TimeEntry
-	for _, id := range s.st.teOrder {
-		te := s.st.timeEntries[id]
-		v, ok := seen[te.Project.ID]
-		if !ok {
-			v = s.st.allowed(ex.user, te.Project.ID, PermViewWorkPackages)
-			seen[te.Project.ID] = v
-		}
-		if v && matchAll(te, preds) {
-			match = append(match, te)
-		}
-	}
-	sortItems(match, keys, func(te *openproject.TimeEntry) int64 { return te.ID })
-	from, to := pg.window(len(match))
-	elems := make([]obj, 0, to-from)
-	for _, te := range match[from:to] {
-		elems = append(elems, r.timeEntry(te))
-	}
+	elems, total := visiblePage(s, ex.user, s.st.teOrder, func(id int64) *openproject.TimeEntry { return s.st.timeEntries[id] },
+		func(te *openproject.TimeEntry) int64 { return te.Project.ID }, func(te *openproject.TimeEntry) int64 { return te.ID },
+		PermViewWorkPackages, preds, keys, pg, r.timeEntry)
 	s.st.mu.RUnlock()
 	extra := obj{
 		{"createTimeEntry", actionLink("/api/v3/time_entries/form", "post", "")},
 		{"createTimeEntryImmediately", actionLink("/api/v3/time_entries", "post", "")},
 	}
-	ex.sendHAL(http.StatusOK, pagedCollection("Collection", "/api/v3/time_entries", q, pg, len(match), elems, extra, nil))
+	ex.sendHAL(http.StatusOK, pagedCollection("Collection", "/api/v3/time_entries", q, pg, total, elems, extra, nil))
 }
 
 // spentOnTime is a time entry's day as midnight UTC, for the date filters.
