@@ -281,6 +281,15 @@ func index(ctx context.Context, c Config, user int64) []Check {
 		ch.Detail += fmt.Sprintf("; last synced %s ago", c.Now().Sub(newest).Round(time.Second))
 	}
 	ch.Detail += mappingNote
+	// What the server gave the last sync: wiki text (older servers send
+	// titles only, which the sync notes on the kind).
+	if wk := f.Kinds[kind.WikiPage]; wk.LastSync != nil {
+		if strings.Contains(wk.Note, "carry no text") {
+			ch.Detail += "; wiki text: no (this server sends wiki titles only)"
+		} else {
+			ch.Detail += "; wiki text: yes"
+		}
+	}
 	checks := []Check{ch}
 	if mapping != nil {
 		checks = append(checks, *mapping)

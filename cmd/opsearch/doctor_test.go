@@ -106,3 +106,27 @@ func TestDoctor(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorLegacyServer: a server whose wiki pages carry no text (older
+// OpenProject) is reported as such once a sync has seen it.
+func TestDoctorLegacyServer(t *testing.T) {
+	_, base := optesting.Start(t, opgen.Generate(opgen.GenOptions{Seed: 3, WorkPackages: 20}), optest.Options{Profile: optest.ProfileLegacy})
+	dataDir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--base-url", base, "--api-key", optest.AliceKey, "--data-dir", dataDir}
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), append([]string{"sync"}, args...), &out, &errb); code != 0 {
+		t.Fatalf("sync: %d %s", code, errb.String())
+	}
+	out.Reset()
+	if code := run(t.Context(), append([]string{"doctor"}, args...), &out, &errb); code != 0 {
+		t.Fatalf("doctor: %d %s", code, errb.String())
+	}
+	for _, want := range []string{"wiki text: no (this server sends wiki titles only)", "meetings list: no"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("doctor on a legacy server does not say %q:\n%s", want, out.String())
+		}
+	}
+}
