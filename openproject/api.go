@@ -389,6 +389,11 @@ func (c *Client) WorkPackageAttachments(ctx context.Context, id int64) ([]Attach
 	return decodeAll(ctx, c, get(wpPath(id)+"/attachments", nil), wireAttachment.model)
 }
 
+// MeetingAttachments lists a meeting's attachments (unpaginated).
+func (c *Client) MeetingAttachments(ctx context.Context, id int64) ([]Attachment, error) {
+	return decodeAll(ctx, c, get("/api/v3/meetings/"+strconv.FormatInt(id, 10)+"/attachments", nil), wireAttachment.model)
+}
+
 // ListMeetings lists meetings. Servers before the meetings list existed
 // answer 404, reported as ErrUnsupported.
 func (c *Client) ListMeetings(ctx context.Context, opts ListOptions) (Page[Meeting], error) {
@@ -520,6 +525,27 @@ func (c *Client) Attachment(ctx context.Context, id int64) (Attachment, error) {
 		return Attachment{}, err
 	}
 	return w.model(), nil
+}
+
+// AttachmentContent downloads attachment id's file, at most max bytes:
+// a longer one is an *Error of kind ErrTooLarge, read no further than
+// max+1 bytes. It follows the redirect a server with external storage
+// answers (a presigned URL, often on another host) and sends the
+// credential to this instance's origin only: an S3-style store refuses a
+// request with two authentications, and the key must not leave the
+// instance anyway.
+func (c *Client) AttachmentContent(ctx context.Context, id int64, max int64) (data []byte, contentType string, err error) {
+	if id <= 0 {
+		return nil, "", fmt.Errorf("download attachment: id %d is not positive", id)
+	}
+	if max <= 0 {
+		return nil, "", fmt.Errorf("download attachment %d: limit %d is not positive", id, max)
+	}
+	out := &content{max: max}
+	if err := c.do(ctx, get("/api/v3/attachments/"+strconv.FormatInt(id, 10)+"/content", nil), out); err != nil {
+		return nil, "", err
+	}
+	return out.data, out.contentType, nil
 }
 
 // Relations lists one page of the relations work package workPackageID is

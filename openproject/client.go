@@ -307,7 +307,13 @@ func (c *Client) once(ctx context.Context, r request, payload []byte, out any) e
 	if payload != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.http.Do(req)
+	hc := c.http
+	file, _ := out.(*content)
+	if file != nil {
+		req.Header.Set("Accept", "*/*")
+		hc = c.downloadClient()
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		// url.Error's text contains the URL; ours never holds the key, but
 		// strip it anyway to keep the error short.
@@ -320,10 +326,19 @@ func (c *Client) once(ctx context.Context, r request, payload []byte, out any) e
 	defer resp.Body.Close()
 	// Bodies are read whole before decoding so a connection cut mid-body is
 	// reported as truncated, not as a JSON syntax error.
-	buf := c.body()
-	defer c.recycle(buf)
-	_, readErr := buf.ReadFrom(io.LimitReader(resp.Body, 256<<20))
-	data := buf.Bytes()
+	var data []byte
+	var readErr error
+	if file != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		// A file is read into a slice of its own, sized by its length
+		// when the server sends one: a pooled buffer would double a
+		// large file's memory (buffer, then the caller's copy).
+		data, readErr = readLimited(resp, file.max+1)
+	} else {
+		buf := c.body()
+		defer c.recycle(buf)
+		_, readErr = buf.ReadFrom(io.LimitReader(resp.Body, 256<<20))
+		data = buf.Bytes()
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		if resp.StatusCode == http.StatusUnauthorized {
 			// Config.EitherScheme: the credential may be an OAuth
@@ -342,6 +357,13 @@ func (c *Client) once(ctx context.Context, r request, payload []byte, out any) e
 		}
 		return c.errorf(r, ErrMalformed, resp.StatusCode, fmt.Errorf("read body: %w", readErr))
 	}
+	if file != nil {
+		if int64(len(data)) > file.max {
+			return c.errorf(r, ErrTooLarge, resp.StatusCode, fmt.Errorf("over %d bytes", file.max))
+		}
+		file.data, file.contentType = data, resp.Header.Get("Content-Type")
+		return nil
+	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
 		return nil
 	}
@@ -349,6 +371,59 @@ func (c *Client) once(ctx context.Context, r request, payload []byte, out any) e
 		return c.errorf(r, ErrMalformed, resp.StatusCode, fmt.Errorf("decode body: %w", err))
 	}
 	return nil
+}
+
+// content receives a downloaded file (AttachmentContent): at most max
+// bytes are wanted.
+type content struct {
+	max         int64
+	data        []byte
+	contentType string
+}
+
+// readLimited reads resp's body up to limit bytes.
+func readLimited(resp *http.Response, limit int64) ([]byte, error) {
+	size := min(limit, 64<<10)
+	if n := resp.ContentLength; n >= 0 && n < limit {
+		size = n + 1 // room to see the end without growing
+	}
+	return readAllInto(make([]byte, 0, size), io.LimitReader(resp.Body, limit))
+}
+
+// readAllInto is io.ReadAll appending to b.
+func readAllInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// downloadClient is the HTTP client of file downloads: the client's own,
+// but on a redirect to another origin (external storage) the
+// Authorization header is dropped. Go's own rule keeps it for the same
+// host name on another port, and for subdomains.
+func (c *Client) downloadClient() *http.Client {
+	hc := *c.http
+	origin := c.base.Scheme + "://" + c.base.Host
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("stopped after 5 redirects")
+		}
+		if req.URL.Scheme+"://"+req.URL.Host != origin {
+			req.Header.Del("Authorization")
+		}
+		return nil
+	}
+	return &hc
 }
 
 // maxPooledBody is the largest response buffer kept for reuse; a rare

@@ -33,6 +33,8 @@ var (
 	ErrNetwork = errors.New("network error")
 	// ErrMalformed: the response body was truncated or not the JSON expected.
 	ErrMalformed = errors.New("malformed response")
+	// ErrTooLarge: a download was longer than the caller's limit.
+	ErrTooLarge = errors.New("response too large")
 	// ErrUnsupported: the server does not offer the endpoint (for example no
 	// meetings list on older versions).
 	ErrUnsupported = errors.New("not supported by this server")

@@ -380,14 +380,34 @@ type wireAttachment struct {
 	LegacySize  *lenientInt `json:"filesize"` // spec examples spell it so
 	ContentType string      `json:"contentType"`
 	Description formattable `json:"description"`
-	CreatedAt   lenientTime `json:"createdAt"`
-	Links       halLinks    `json:"_links"`
+	// Digest is {algorithm, hash} as the code renders it; the spec
+	// types it a string.
+	Digest    json.RawMessage `json:"digest"`
+	CreatedAt lenientTime     `json:"createdAt"`
+	Links     halLinks        `json:"_links"`
+}
+
+// digest normalises a digest to "algorithm:hash" ("" when absent).
+func (w wireAttachment) digest() string {
+	var d struct {
+		Algorithm string `json:"algorithm"`
+		Hash      string `json:"hash"`
+	}
+	if json.Unmarshal(w.Digest, &d) == nil && d.Hash != "" {
+		return cmp.Or(d.Algorithm, "md5") + ":" + d.Hash
+	}
+	var s string
+	if json.Unmarshal(w.Digest, &s) == nil {
+		return s
+	}
+	return ""
 }
 
 func (w wireAttachment) model() Attachment {
 	a := Attachment{
 		ID: int64(w.ID), FileName: w.FileName, ContentType: w.ContentType, Description: w.Description.Raw,
 		Container: w.Links.ref("container"), Author: w.Links.ref("author"), CreatedAt: w.CreatedAt.Time,
+		Digest: w.digest(),
 	}
 	switch {
 	case w.FileSize != nil:

@@ -194,15 +194,19 @@ func (a Activity) IsComment() bool { return trimmedLen(a.Comment) > 0 }
 
 // Attachment is attachment metadata (never the content).
 type Attachment struct {
-	ID          int64     `json:"id"`
-	FileName    string    `json:"fileName"`
-	FileSize    int64     `json:"fileSize"`
-	ContentType string    `json:"contentType,omitempty"`
-	Description string    `json:"description,omitempty"`
-	DownloadURL string    `json:"downloadUrl,omitempty"`
-	Container   Ref       `json:"container"`
-	Author      Ref       `json:"author"`
-	CreatedAt   time.Time `json:"createdAt,omitzero"`
+	ID          int64  `json:"id"`
+	FileName    string `json:"fileName"`
+	FileSize    int64  `json:"fileSize"`
+	ContentType string `json:"contentType,omitempty"`
+	Description string `json:"description,omitempty"`
+	DownloadURL string `json:"downloadUrl,omitempty"`
+	// Digest is the content's checksum as the server states it
+	// ("md5:<hex>"); attachments are immutable, so an unchanged digest
+	// means unchanged content.
+	Digest    string    `json:"digest,omitempty"`
+	Container Ref       `json:"container"`
+	Author    Ref       `json:"author"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
 }
 
 // WikiPage is a wiki page. Servers of OpenProject 13-17 render only id,
