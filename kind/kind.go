@@ -15,18 +15,22 @@ const (
 	WikiPage Kind = "wiki_page"
 	// Meeting carries its agenda items and their outcomes.
 	Meeting Kind = "meeting"
+	// Attachment is a file attached to a work package, wiki page or
+	// meeting (its container), with the text extracted from it.
+	Attachment Kind = "attachment"
 )
 
 // All returns every kind in a fixed order: projects first, since the other
 // kinds refer to them, then work packages and their activities, wiki
-// pages, meetings. It is the order a sync crawls and a status lists them.
-// The slice is new on each call.
-func All() []Kind { return []Kind{Project, WorkPackage, Activity, WikiPage, Meeting} }
+// pages, meetings, and last the attachments of the three before. It is
+// the order a sync crawls and a status lists them. The slice is new on
+// each call.
+func All() []Kind { return []Kind{Project, WorkPackage, Activity, WikiPage, Meeting, Attachment} }
 
 // Valid reports whether k is one of All.
 func (k Kind) Valid() bool {
 	switch k {
-	case Project, WorkPackage, Activity, WikiPage, Meeting:
+	case Project, WorkPackage, Activity, WikiPage, Meeting, Attachment:
 		return true
 	}
 	return false
@@ -44,6 +48,7 @@ var aliases = map[string]Kind{
 	"activities":    Activity,
 	"wiki_pages":    WikiPage,
 	"meetings":      Meeting,
+	"attachments":   Attachment,
 }
 
 // Parse returns the kind s names, in the singular ("work_package") or in
@@ -69,3 +74,6 @@ func (k *Kind) UnmarshalText(b []byte) error {
 	*k = Kind(b)
 	return nil
 }
+
+// Container reports whether k's entities can have attachments.
+func (k Kind) Container() bool { return k == WorkPackage || k == WikiPage || k == Meeting }

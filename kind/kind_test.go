@@ -7,7 +7,7 @@ import (
 )
 
 func TestAll(t *testing.T) {
-	want := []Kind{Project, WorkPackage, Activity, WikiPage, Meeting}
+	want := []Kind{Project, WorkPackage, Activity, WikiPage, Meeting, Attachment}
 	got := All()
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("All() = %v, want %v", got, want)
@@ -33,7 +33,7 @@ func TestAll(t *testing.T) {
 func TestWireSpelling(t *testing.T) {
 	for k, want := range map[Kind]string{
 		Project: "project", WorkPackage: "work_package", Activity: "activity",
-		WikiPage: "wiki_page", Meeting: "meeting",
+		WikiPage: "wiki_page", Meeting: "meeting", Attachment: "attachment",
 	} {
 		if k.String() != want {
 			t.Errorf("%s spelled %q, want %q", k, k.String(), want)
@@ -80,5 +80,14 @@ func TestUnmarshalAliases(t *testing.T) {
 	want := map[Kind]int{WorkPackage: 1, WikiPage: 2, Activity: 3}
 	if !reflect.DeepEqual(got.Kinds, want) || got.One != Meeting || got.Other != "later_kind" {
 		t.Errorf("decoded %+v", got)
+	}
+}
+
+func TestContainer(t *testing.T) {
+	for _, k := range All() {
+		want := k == WorkPackage || k == WikiPage || k == Meeting
+		if k.Container() != want {
+			t.Errorf("%s.Container() = %v", k, !want)
+		}
 	}
 }

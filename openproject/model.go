@@ -2,7 +2,10 @@ package openproject
 
 import (
 	"cmp"
+	"strings"
 	"time"
+
+	"github.com/opsearch/opsearch/kind"
 )
 
 // Ref is a link to another resource, normalized from a HAL link object.
@@ -207,6 +210,36 @@ type Attachment struct {
 	Container Ref       `json:"container"`
 	Author    Ref       `json:"author"`
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+
+	// The fields below are not the API's: a sync fills them in.
+
+	// Project is the container's project: an attachment is visible to
+	// whoever sees its container.
+	Project Ref `json:"project,omitzero"`
+	// Text is the text extracted from the file, TextFormat what it was
+	// read as (package extract), TextTruncated whether it was cut at the
+	// sync's limit.
+	Text          string `json:"text,omitempty"`
+	TextFormat    string `json:"textFormat,omitempty"`
+	TextTruncated bool   `json:"textTruncated,omitempty"`
+	// Skipped says why the file's text is not indexed (too large, not a
+	// format that holds text, malformed, ...): the attachment is then
+	// found by its name and description only.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// ContainerKind is the kind of entity the attachment belongs to, read
+// from its container link ("" for a container opsearch does not index,
+// such as a forum post).
+func (a Attachment) ContainerKind() kind.Kind {
+	for prefix, k := range map[string]kind.Kind{
+		"/api/v3/work_packages/": kind.WorkPackage, "/api/v3/wiki_pages/": kind.WikiPage, "/api/v3/meetings/": kind.Meeting,
+	} {
+		if i := strings.Index(a.Container.Href, prefix); i >= 0 && a.Container.ID > 0 {
+			return k
+		}
+	}
+	return ""
 }
 
 // WikiPage is a wiki page. Servers of OpenProject 13-17 render only id,

@@ -44,7 +44,7 @@ func TestBucketNamesOnDisk(t *testing.T) {
 	})
 	s.Close()
 
-	entities := []string{"activities", "meetings", "projects", "wiki_pages", "work_packages"}
+	entities := []string{"activities", "attachments", "meetings", "projects", "wiki_pages", "work_packages"}
 	var top, counts, syncs []string
 	err = rawDB(t, dir).View(func(tx *bolt.Tx) error {
 		err := tx.ForEach(func(name []byte, _ *bolt.Bucket) error { top = append(top, string(name)); return nil })
@@ -60,7 +60,7 @@ func TestBucketNamesOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTop := slices.Sorted(slices.Values(append([]string{"counts", "extra", "internal_readers", "meta", "sync"}, entities...)))
+	wantTop := slices.Sorted(slices.Values(append([]string{"attachment_containers", "counts", "extra", "internal_readers", "meta", "sync"}, entities...)))
 	if !reflect.DeepEqual(top, wantTop) {
 		t.Errorf("buckets %q, want %q", top, wantTop)
 	}

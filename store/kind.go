@@ -21,6 +21,8 @@ var buckets = map[kind.Kind]string{
 	kind.WikiPage: "wiki_pages",
 	// Meetings carry their agenda items (and outcomes) inline.
 	kind.Meeting: "meetings",
+	// Attachment metadata with the text extracted from the file.
+	kind.Attachment: "attachments",
 }
 
 // bucketOf returns k's bucket name, nil for a kind that is not stored.

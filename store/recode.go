@@ -48,6 +48,8 @@ func (s *Store) recode(ctx context.Context) error {
 			err = recodeKind[openproject.WikiPage](ctx, s, k)
 		case kind.Meeting:
 			err = recodeKind[openproject.Meeting](ctx, s, k)
+		case kind.Attachment:
+			err = recodeKind[openproject.Attachment](ctx, s, k)
 		default:
 			err = fmt.Errorf("no entity type for kind %s", k)
 		}

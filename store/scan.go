@@ -54,6 +54,12 @@ func (s *Store) ScanMeetings(ctx context.Context, batch int, fn func([]openproje
 	return scan(ctx, s, kind.Meeting, batch, decodeEntity[openproject.Meeting](s.codec), fn)
 }
 
+// ScanAttachments calls fn with every stored attachment (text included),
+// in id order, batch at a time.
+func (s *Store) ScanAttachments(ctx context.Context, batch int, fn func([]openproject.Attachment) error) error {
+	return scan(ctx, s, kind.Attachment, batch, decodeEntity[openproject.Attachment](s.codec), fn)
+}
+
 func decodeEntity[T any](c *codec) func(kvTx, int64, []byte) (T, error) {
 	return func(tx kvTx, _ int64, raw []byte) (T, error) {
 		var v T

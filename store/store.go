@@ -21,8 +21,9 @@ const FileName = "store.db"
 // SchemaVersion is the schema version this code writes and understands.
 // Opening a store with an older version migrates it; a newer one is refused.
 // Version 3 adds values compressed with a dictionary (dict.go), which a
-// version 2 reader cannot decode: it refuses the file instead.
-const SchemaVersion = 3
+// version 2 reader cannot decode: it refuses the file instead. Version 4
+// adds attachments and the containers' attachment lists (containers.go).
+const SchemaVersion = 4
 
 // DefaultLockTimeout is how long Open waits for another process to release
 // the file when Options.LockTimeout is zero.
@@ -247,7 +248,7 @@ func initSchema(tx kvTx, path string) error {
 // ensureBuckets creates any missing bucket and any missing key counter, so
 // a migration that adds a kind needs no code of its own for either.
 func ensureBuckets(tx kvTx) error {
-	for _, name := range [][]byte{bucketCounts, bucketExtra, bucketSync, bucketReaders} {
+	for _, name := range [][]byte{bucketCounts, bucketExtra, bucketSync, bucketReaders, bucketContainers} {
 		if _, err := tx.createBucket(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
@@ -303,6 +304,8 @@ func migration(from uint64) func(kvTx) error {
 		// Nothing to rewrite: version 2 values stay readable, and
 		// dictionaries come with the next writes.
 		return func(kvTx) error { return nil }
+	case 3:
+		return migrate3to4
 	default:
 		return nil
 	}
@@ -449,6 +452,12 @@ func (s *Store) Activities(wpID int64) ([]openproject.Activity, bool, error) {
 // WikiPage returns wiki page id in its own short transaction.
 func (s *Store) WikiPage(id int64) (openproject.WikiPage, bool, error) {
 	return single(s, func(tx *ReadTx) (openproject.WikiPage, bool, error) { return tx.WikiPage(id) })
+}
+
+// Attachment returns attachment id, with its text, in its own short
+// transaction.
+func (s *Store) Attachment(id int64) (openproject.Attachment, bool, error) {
+	return single(s, func(tx *ReadTx) (openproject.Attachment, bool, error) { return tx.Attachment(id) })
 }
 
 // Meeting returns meeting id, with its agenda items, in its own short

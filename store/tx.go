@@ -59,6 +59,12 @@ func (r *ReadTx) Meeting(id int64) (openproject.Meeting, bool, error) {
 	return getJSON[openproject.Meeting](r, kind.Meeting, id)
 }
 
+// Attachment returns attachment id with its extracted text; found is
+// false if it is not stored.
+func (r *ReadTx) Attachment(id int64) (openproject.Attachment, bool, error) {
+	return getJSON[openproject.Attachment](r, kind.Attachment, id)
+}
+
 // getJSON decodes the value of kind/id, in either encoding (see codec).
 // Decoding copies everything it keeps, so the result does not reference
 // the mmap.
@@ -217,6 +223,12 @@ func (w *WriteTx) PutMeeting(m openproject.Meeting) error {
 	return w.put(kind.Meeting, m.ID, m)
 }
 
+// PutAttachment stores (inserts or replaces) an attachment. Its
+// container's list is the caller's to keep (SetContainerAttachments).
+func (w *WriteTx) PutAttachment(a openproject.Attachment) error {
+	return w.put(kind.Attachment, a.ID, a)
+}
+
 func (w *WriteTx) put(k kind.Kind, id int64, v any) error {
 	if err := checkID(k, id); err != nil {
 		return fmt.Errorf("put %s: %w", k, err)
@@ -237,6 +249,14 @@ func (w *WriteTx) put(k kind.Kind, id int64, v any) error {
 	if err := b.put(key, raw); err != nil {
 		return fmt.Errorf("put %s %d: %w", k, id, err)
 	}
+	if k.Container() {
+		// A changed container may have changed attachments: an upload
+		// moves the container's updatedAt, and a wiki page embeds its
+		// list.
+		if err := w.markContainer(k, id); err != nil {
+			return err
+		}
+	}
 	if isNew {
 		return w.addCount(k, 1)
 	}
@@ -252,6 +272,12 @@ func (w *WriteTx) Delete(k kind.Kind, id int64) error {
 	}
 	if err := w.del(k, id); err != nil {
 		return err
+	}
+	if k.Container() {
+		// Its attachments go with it, in the next attachment sync.
+		if err := w.markContainer(k, id); err != nil {
+			return err
+		}
 	}
 	if k == kind.WorkPackage {
 		if err := w.tx.bucket(bucketReaders).delete(idKey(id)); err != nil {
