@@ -30,8 +30,9 @@ import (
 // 2: no stored fields, status not indexed. 9: one catch-all field for
 // retrieval (with the kind noun and the thesaurus), tf-idf. 10: formattable
 // text indexed as plain text (openproject.PlainText). 11: package fold
-// instead of bleve's asciifolding (Greek and Cyrillic marks too).
-const MappingVersion = 11
+// instead of bleve's asciifolding (Greek and Cyrillic marks too). 12:
+// attachments, with their container's kind and document id.
+const MappingVersion = 12
 
 // metaFile is the small file, inside the index directory, that records the
 // mapping version a complete build used. Rebuild writes it last, so a
@@ -885,6 +886,11 @@ const (
 	// and they are created with this mapping; older indexes, which lack
 	// the field, count no twins, rightly.
 	fieldTwin = "twin"
+	// fieldContainer and fieldContainerKind hold an attachment's
+	// container's document id and kind: a visibility that shows a
+	// container shows its attachments (visibleDocs).
+	fieldContainer     = "container"
+	fieldContainerKind = "container_kind"
 )
 
 // bleveDoc is what bleve indexes: Document flattened to the mapped fields.
@@ -908,6 +914,9 @@ type bleveDoc struct {
 	ProjectName string   `json:"project_name,omitempty"`
 	Identifiers []string `json:"identifiers,omitempty"`
 	Twin        string   `json:"twin,omitempty"`
+	Container   string   `json:"container,omitempty"`
+	// ContainerKind is the container's kind, for visibility by kind.
+	ContainerKind string `json:"container_kind,omitempty"`
 	// All is every text of the document in one field (Lucene's catch-all,
 	// bleve's _all): one term query per query word scores a word wherever
 	// it occurs, with one document frequency and one length norm.
@@ -932,6 +941,9 @@ func toBleveDoc(d Document) bleveDoc {
 	}
 	if d.PublicTwin {
 		bd.Twin = "public"
+	}
+	if ck, _, ok := ParseDocID(d.Container); ok {
+		bd.Container, bd.ContainerKind = d.Container, string(ck)
 	}
 	if d.AssigneeID != 0 {
 		bd.AssigneeID = strconv.FormatInt(d.AssigneeID, 10)
@@ -978,6 +990,8 @@ func kindNoun(d Document) string {
 		return "meeting"
 	case kind.Project:
 		return "project"
+	case kind.Attachment:
+		return "attached file"
 	}
 	return ""
 }
@@ -1015,6 +1029,8 @@ func newMapping() (*mapping.IndexMappingImpl, error) {
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(fieldKind, text(fieldKind, analyzerKeyword, false, false))
 	dm.AddFieldMappingsAt(fieldTwin, text(fieldTwin, analyzerKeyword, false, false))
+	dm.AddFieldMappingsAt(fieldContainer, text(fieldContainer, analyzerKeyword, false, false))
+	dm.AddFieldMappingsAt(fieldContainerKind, text(fieldContainerKind, analyzerKeyword, false, false))
 	dm.AddFieldMappingsAt(fieldProjectID, text(fieldProjectID, analyzerKeyword, false, false))
 	dm.AddFieldMappingsAt(fieldType, text(fieldType, analyzerKeyword, false, false))
 	dm.AddFieldMappingsAt(fieldAssigneeID, text(fieldAssigneeID, analyzerKeyword, false, false))

@@ -293,7 +293,7 @@ func TestIndexDeleteCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[kind.Kind]uint64{kind.WorkPackage: 8, kind.WikiPage: 1, kind.Meeting: 1, kind.Project: 2}
+	want := map[kind.Kind]uint64{kind.WorkPackage: 8, kind.WikiPage: 1, kind.Meeting: 1, kind.Project: 2, kind.Attachment: 0}
 	if fmt.Sprint(n) != fmt.Sprint(want) {
 		t.Fatalf("count %v, want %v", n, want)
 	}

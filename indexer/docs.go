@@ -137,3 +137,26 @@ func FromProject(p openproject.Project) Document {
 		UpdatedAt: p.UpdatedAt,
 	}
 }
+
+// FromAttachment builds an attachment's document: its file name as the
+// title, its description and extracted text as the body, and its
+// container's title among its words, so "the spreadsheet on the login
+// bug" finds it. An attachment without a container opsearch indexes has
+// no document (ok false).
+func FromAttachment(a openproject.Attachment) (d Document, ok bool) {
+	ck := a.ContainerKind()
+	if ck == "" {
+		return Document{}, false
+	}
+	body := openproject.PlainText(a.Description)
+	if a.Text != "" {
+		body = strings.TrimSpace(body + "\n" + a.Text)
+	}
+	return Document{
+		ID: DocID(kind.Attachment, a.ID), Kind: kind.Attachment, EntityID: a.ID,
+		ProjectID: a.Project.ID, ProjectName: a.Project.Title,
+		Title: a.FileName, Body: body, Location: a.Container.Title,
+		Author: a.Author.Title, UpdatedAt: a.CreatedAt,
+		Container: DocID(ck, a.Container.ID),
+	}, true
+}

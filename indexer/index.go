@@ -11,7 +11,7 @@ import (
 // Activities are not documents of their own: comments are part of their
 // work package's document, so a comment-only fact finds the work package.
 func Kinds() []kind.Kind {
-	return []kind.Kind{kind.WorkPackage, kind.WikiPage, kind.Meeting, kind.Project}
+	return []kind.Kind{kind.WorkPackage, kind.WikiPage, kind.Meeting, kind.Project, kind.Attachment}
 }
 
 // Document is one searchable entity, flattened. Build documents with the
@@ -54,6 +54,10 @@ type Document struct {
 	// PublicTwin marks a work package's document without its internal
 	// comments (see WorkPackageDocs).
 	PublicTwin bool `json:"publicTwin,omitempty"`
+
+	// Container is an attachment's container's document id; the
+	// attachment is visible exactly where its container is.
+	Container string `json:"container,omitempty"`
 }
 
 // AgendaText is the searchable text of one agenda item.

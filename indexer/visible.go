@@ -166,28 +166,48 @@ func visibleDocs(ctx context.Context, r index.IndexReader, v *Visibility) (*roar
 					if byKind[k], err = termDocs(ctx, r, fieldKind, string(k)); err != nil {
 						return nil, fmt.Errorf("read kind %s: %w", k, err)
 					}
+					// The attachments of containers of kind k.
+					att, err := termDocs(ctx, r, fieldContainerKind, string(k))
+					if err != nil {
+						return nil, fmt.Errorf("read attachments of kind %s: %w", k, err)
+					}
+					byKind[k].Or(att)
 				}
 				bm.Or(roaring.And(proj, byKind[k]))
 			}
 		}
 	}
 	for _, id := range v.Docs {
-		iid, err := r.InternalID(id)
+		docs, err := withAttachments(ctx, r, id)
 		if err != nil {
-			return nil, fmt.Errorf("look up %s: %w", id, err)
+			return nil, err
 		}
-		if len(iid) == 8 {
-			bm.Add(internalNum(iid))
-		}
+		bm.Or(docs)
 	}
 	for _, id := range v.Except {
-		iid, err := r.InternalID(id)
+		docs, err := withAttachments(ctx, r, id)
 		if err != nil {
-			return nil, fmt.Errorf("look up %s: %w", id, err)
+			return nil, err
 		}
-		if len(iid) == 8 {
-			bm.Remove(internalNum(iid))
-		}
+		bm.AndNot(docs)
+	}
+	return bm, nil
+}
+
+// withAttachments is the bitmap of document id and the attachments it
+// contains: what shows or hides a document shows or hides its files.
+func withAttachments(ctx context.Context, r index.IndexReader, id string) (*roaring.Bitmap, error) {
+	// A public twin's attachments are its work package's.
+	bm, err := termDocs(ctx, r, fieldContainer, strings.TrimSuffix(id, publicSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("read attachments of %s: %w", id, err)
+	}
+	iid, err := r.InternalID(id)
+	if err != nil {
+		return nil, fmt.Errorf("look up %s: %w", id, err)
+	}
+	if len(iid) == 8 {
+		bm.Add(internalNum(iid))
 	}
 	return bm, nil
 }

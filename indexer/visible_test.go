@@ -22,12 +22,27 @@ import (
 // shared one.
 func TestVisibleSearchEqualsOwnIndex(t *testing.T) {
 	docs := benchDocs(600)
+	// Some work packages, wiki pages and meetings have a file
+	// attached, visible exactly where its container is.
+	for _, d := range slices.Clone(docs) {
+		// (The rules below share and except some with %5 and %7.)
+		if d.Kind.Container() && (d.EntityID%4 == 1 || d.EntityID%5 == 1 || d.EntityID%7 == 3) {
+			docs = append(docs, Document{
+				ID: DocID(kind.Attachment, 10_000+int64(len(docs))), Kind: kind.Attachment, EntityID: 10_000 + int64(len(docs)),
+				ProjectID: d.ProjectID, ProjectName: d.ProjectName, Title: "notes.txt",
+				Body: "attached to " + d.Title + ": " + d.Body, Container: d.ID,
+			})
+		}
+	}
 	// The user sees the even projects, plus two work packages of odd
 	// projects shared with them alone.
 	vis := &Visibility{}
 	seen := map[int64]bool{}
 	var own []Document
 	for _, d := range docs {
+		if d.Kind == kind.Attachment {
+			continue // below, by their containers
+		}
 		if d.ProjectID%2 == 0 {
 			if !seen[d.ProjectID] {
 				seen[d.ProjectID] = true
@@ -45,7 +60,25 @@ func TestVisibleSearchEqualsOwnIndex(t *testing.T) {
 			own = append(own, d) // project 1: its wiki and meetings only
 		}
 	}
+	ownIDs := map[string]bool{}
+	for _, d := range own {
+		ownIDs[d.ID] = true
+	}
+	for _, d := range docs {
+		if d.Kind == kind.Attachment && ownIDs[d.Container] {
+			own = append(own, d)
+		}
+	}
 	vis.Partial = []ProjectKinds{{Project: 1, Kinds: []kind.Kind{kind.WikiPage, kind.Meeting}}}
+	if n := len(slices.DeleteFunc(slices.Clone(own), func(d Document) bool { return d.Kind != kind.Attachment })); n < 10 {
+		t.Fatalf("test data: %d visible attachments", n)
+	}
+	// Attachments of shared, excepted and partly visible containers.
+	for _, ids := range [][]string{vis.Docs, vis.Except} {
+		if !slices.ContainsFunc(docs, func(d Document) bool { return d.Kind == kind.Attachment && slices.Contains(ids, d.Container) }) {
+			t.Fatalf("test data: no attachment of %v", ids)
+		}
+	}
 	if len(vis.Projects) < 2 || len(vis.Docs) != 2 || len(vis.Except) != 2 || len(own) == len(docs) ||
 		!slices.ContainsFunc(own, func(d Document) bool { return d.ProjectID == 1 && d.Kind == kind.WikiPage }) {
 		t.Fatalf("test data: %d projects, %d shared, %d of %d docs", len(vis.Projects), len(vis.Docs), len(own), len(docs))
