@@ -174,3 +174,16 @@ func migrate3to4(tx kvTx) error {
 	}
 	return nil
 }
+
+// MarkContainerDue marks container k/id's attachment list due again: a
+// sync that could not finish reading it (a failed download) leaves it
+// for the next.
+func (w *WriteTx) MarkContainerDue(k kind.Kind, id int64) error {
+	if !k.Container() {
+		return fmt.Errorf("mark attachments: %w: %s holds no attachments", ErrUnknownKind, k)
+	}
+	if err := checkID(k, id); err != nil {
+		return fmt.Errorf("mark attachments: %w", err)
+	}
+	return w.markContainer(k, id)
+}

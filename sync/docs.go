@@ -134,6 +134,13 @@ func docFromStore(tx *store.ReadTx, docID string) (indexer.Document, bool, error
 			return indexer.Document{}, false, err
 		}
 		return projectDocs([]openproject.Project{p})[0], true, nil
+	case kind.Attachment:
+		a, found, err := tx.Attachment(id)
+		if err != nil || !found {
+			return indexer.Document{}, false, err
+		}
+		d, ok := indexer.FromAttachment(a)
+		return d, ok, nil
 	}
 	return indexer.Document{}, false, nil
 }
@@ -151,7 +158,8 @@ type Rebuilder interface {
 var _ Rebuilder = (*indexer.Bleve)(nil)
 
 // RebuildIndex rebuilds idx from st alone, without any API request: every
-// stored project, work package (with its comments), wiki page and meeting
+// stored project, work package (with its comments), wiki page, meeting
+// and attachment
 // becomes a document built by the same functions the crawl uses. The store
 // is read in batches of short transactions, so memory stays bounded and
 // writers are not blocked. progress, if set, is called after each batch
@@ -203,9 +211,15 @@ func RebuildIndex(ctx context.Context, st *store.Store, idx Rebuilder, progress 
 		}); err != nil {
 			return err
 		}
-		return st.ScanMeetings(ctx, rebuildBatch, func(ms []openproject.Meeting) error {
+		if err := st.ScanMeetings(ctx, rebuildBatch, func(ms []openproject.Meeting) error {
 			report(len(ms))
 			return add(meetingDocs(ms)...)
+		}); err != nil {
+			return err
+		}
+		return st.ScanAttachments(ctx, rebuildBatch, func(as []openproject.Attachment) error {
+			report(len(as))
+			return add(attachmentDocs(as)...)
 		})
 	})
 	if err != nil {

@@ -28,6 +28,10 @@ type API interface {
 	ListMeetings(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Meeting], error)
 	Meeting(ctx context.Context, id int64) (openproject.Meeting, error)
 	AgendaItems(ctx context.Context, meetingID int64) ([]openproject.AgendaItem, error)
+	WorkPackageAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error)
+	WikiPageAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error)
+	MeetingAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error)
+	AttachmentContent(ctx context.Context, id int64, max int64) ([]byte, string, error)
 	Capabilities(ctx context.Context) (openproject.Capabilities, error)
 }
 
@@ -146,6 +150,8 @@ type Options struct {
 	// a kind with fewer than 1/MaxDeleteShare entities can still lose one.
 	// 1 or more disables the check.
 	MaxDeleteShare float64
+	// Attachments configure the attachment sync.
+	Attachments AttachmentOptions
 	// Logger receives progress and errors; nil discards.
 	Logger *slog.Logger
 	// Now is the clock for sync state timestamps and schedule decisions;
@@ -444,6 +450,7 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 		{kind.WorkPackage, w.syncWorkPackages},
 		{kind.WikiPage, w.syncWiki},
 		{kind.Meeting, w.syncMeetings},
+		{kind.Attachment, w.syncAttachments},
 	}
 	for _, s := range steps {
 		kr := &KindReport{}
@@ -796,4 +803,24 @@ func (c countingAPI) Meeting(ctx context.Context, id int64) (openproject.Meeting
 func (c countingAPI) AgendaItems(ctx context.Context, id int64) ([]openproject.AgendaItem, error) {
 	c.n.Add(1)
 	return c.API.AgendaItems(ctx, id)
+}
+
+func (c countingAPI) WorkPackageAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error) {
+	c.n.Add(1)
+	return c.API.WorkPackageAttachments(ctx, id)
+}
+
+func (c countingAPI) WikiPageAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error) {
+	c.n.Add(1)
+	return c.API.WikiPageAttachments(ctx, id)
+}
+
+func (c countingAPI) MeetingAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error) {
+	c.n.Add(1)
+	return c.API.MeetingAttachments(ctx, id)
+}
+
+func (c countingAPI) AttachmentContent(ctx context.Context, id, max int64) ([]byte, string, error) {
+	c.n.Add(1)
+	return c.API.AttachmentContent(ctx, id, max)
 }

@@ -1,0 +1,371 @@
+package sync
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+
+	"github.com/opsearch/opsearch/extract"
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
+	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/store"
+)
+
+// AttachmentOptions configure the attachment sync.
+type AttachmentOptions struct {
+	// Off turns it off: no attachment is listed, downloaded or indexed,
+	// and those stored stay as they are.
+	Off bool
+	// Extract bounds each file: MaxBytes (default 10 MB) is the largest
+	// downloaded, MaxText (default 500 KB) the text kept of one, Timeout
+	// the time its extraction may take. A file over a bound is indexed by
+	// its name and description, with the reason recorded.
+	Extract extract.Options
+	// InFlight bounds the bytes of files downloaded or extracted at once
+	// (default 4 × MaxBytes), so the memory a sync holds for files does
+	// not grow with its concurrency.
+	InFlight int64
+}
+
+func (o AttachmentOptions) withDefaults() AttachmentOptions {
+	o.Extract.MaxBytes = cmp.Or(o.Extract.MaxBytes, extract.DefaultMaxBytes)
+	o.Extract.MaxText = cmp.Or(o.Extract.MaxText, extract.DefaultMaxText)
+	o.Extract.Timeout = cmp.Or(o.Extract.Timeout, extract.DefaultTimeout)
+	o.InFlight = cmp.Or(o.InFlight, 4*o.Extract.MaxBytes)
+	return o
+}
+
+// attachmentBatch is the number of due containers one commit covers.
+const attachmentBatch = 200
+
+// skippedDownload starts the Skipped reason of a file whose download
+// failed: the next sync tries it again.
+const skippedDownload = "download failed"
+
+// noAttachments is the attachment state's note when they are off.
+const noAttachments = "attachments are not indexed (turned off)"
+
+// syncAttachments reads the attachment lists of the containers the store
+// marks due (new, changed or deleted since their list was last read;
+// store.WriteTx.SetContainerAttachments), downloads the files that are
+// new or whose digest changed, extracts their text within the budget,
+// and removes the attachments a list no longer shows. Nothing is asked
+// of OpenProject for a container that did not change, and no file is
+// downloaded twice while its digest holds.
+//
+// A container whose list cannot be read, or one of whose files could
+// not be downloaded, stays due for the next sync; a file that cannot be
+// read as text is stored with the reason and found by its name and
+// description. Neither stops the sync.
+func (w *Worker) syncAttachments(ctx context.Context, r *run, st *store.SyncState, kr *KindReport) error {
+	o := w.opts.Attachments.withDefaults()
+	if o.Off {
+		st.Note, st.Complete = noAttachments, true
+		return nil
+	}
+	st.Note = ""
+	api := r.api
+	var total int
+	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
+		var err error
+		total, err = tx.CountDueContainers()
+		return err
+	}); err != nil {
+		return fmt.Errorf("count due attachment lists: %w", err)
+	}
+	files := semaphore.NewWeighted(o.InFlight)
+	var after *store.ContainerAttachments
+	done, left := 0, 0
+	for {
+		var due []store.ContainerAttachments
+		if err := w.st.View(ctx, func(tx *store.ReadTx) error {
+			var err error
+			due, err = tx.DueContainers(attachmentBatch, after)
+			return err
+		}); err != nil {
+			return fmt.Errorf("read due attachment lists: %w", err)
+		}
+		if len(due) == 0 {
+			break
+		}
+		after = &due[len(due)-1]
+		n, err := w.attachmentBatch(ctx, api, o, files, due, kr)
+		if err != nil {
+			return err
+		}
+		left += n
+		done += len(due)
+		w.progress(kind.Attachment, done, total)
+	}
+	st.Complete = left == 0
+	return nil
+}
+
+// container is a due container as the store holds it.
+type container struct {
+	store.ContainerAttachments
+	gone    bool
+	project openproject.Ref
+	title   string
+}
+
+// attachmentBatch brings one batch of due containers up to date in one
+// commit and returns how many stay due.
+func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptions, files *semaphore.Weighted, due []store.ContainerAttachments, kr *KindReport) (left int, err error) {
+	cs := make([]container, len(due))
+	old := map[int64]openproject.Attachment{}
+	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
+		for i, d := range due {
+			c := container{ContainerAttachments: d}
+			switch d.Kind {
+			case kind.WorkPackage:
+				wp, found, err := tx.WorkPackage(d.ID)
+				c.gone, c.project, c.title = !found, wp.Project, wp.Subject
+				if err != nil {
+					return err
+				}
+			case kind.WikiPage:
+				p, found, err := tx.WikiPage(d.ID)
+				c.gone, c.project, c.title = !found, p.Project, p.Title
+				if err != nil {
+					return err
+				}
+			case kind.Meeting:
+				m, found, err := tx.Meeting(d.ID)
+				c.gone, c.project, c.title = !found, m.Project, m.Title
+				if err != nil {
+					return err
+				}
+			}
+			cs[i] = c
+			for _, id := range d.Attachments {
+				a, found, err := tx.Attachment(id)
+				if err != nil {
+					return err
+				}
+				if found {
+					old[id] = a
+				}
+			}
+		}
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("read containers: %w", err)
+	}
+
+	// The lists of the containers still stored.
+	var live []int
+	for i, c := range cs {
+		if !c.gone {
+			live = append(live, i)
+		}
+	}
+	ids := make([]int64, len(live))
+	for j := range live {
+		ids[j] = int64(j) // fetchEach's ids are only names here
+	}
+	// A 404 is an answer here, not a failure: the container was deleted
+	// or hidden since its own kind's pass, which will tell; its list
+	// stays due meanwhile. Only other failures count towards an outage.
+	type list struct {
+		items    []openproject.Attachment
+		notFound error
+	}
+	lists, failed, err := fetchEach(ctx, w.lim, "attachments of", ids, func(ctx context.Context, j int64) (list, error) {
+		c := cs[live[j]]
+		var l list
+		var err error
+		switch c.Kind {
+		case kind.WorkPackage:
+			l.items, err = api.WorkPackageAttachments(ctx, c.ID)
+		case kind.WikiPage:
+			l.items, err = api.WikiPageAttachments(ctx, c.ID)
+		default:
+			l.items, err = api.MeetingAttachments(ctx, c.ID)
+		}
+		if errors.Is(err, openproject.ErrNotFound) {
+			l.notFound, err = err, nil
+		}
+		return l, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list attachments: %w", err)
+	}
+	listed := make([][]openproject.Attachment, len(cs))
+	listOK := make([]bool, len(cs))
+	for j, i := range live {
+		if why := cmp.Or(failed[j], lists[j].notFound); why != nil {
+			w.log.Warn("attachment list left for the next sync", "container", cs[i].Kind, "id", cs[i].ID, "error", why)
+			continue
+		}
+		listed[i], listOK[i] = lists[j].items, true
+		kr.Fetched += len(lists[j].items)
+	}
+
+	// What to download: new files and files whose digest moved.
+	type job struct {
+		c, n int // container index, attachment index in its list
+	}
+	var jobs []job
+	for i, as := range listed {
+		for n := range as {
+			a := &as[n]
+			a.Project = cs[i].project
+			a.Container.Title = cmp.Or(a.Container.Title, cs[i].title)
+			prev, found := old[a.ID]
+			if found && prev.Digest == a.Digest && !strings.HasPrefix(prev.Skipped, skippedDownload) {
+				a.Text, a.TextFormat, a.TextTruncated, a.Skipped = prev.Text, prev.TextFormat, prev.TextTruncated, prev.Skipped
+				continue
+			}
+			jobs = append(jobs, job{i, n})
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, j := range jobs {
+		a := &listed[j.c][j.n]
+		if a.FileSize > o.Extract.MaxBytes {
+			a.Skipped = fmt.Sprintf("%s: %d bytes, over the %d byte limit", extract.ErrTooLarge, a.FileSize, o.Extract.MaxBytes)
+			continue
+		}
+		weight := min(max(a.FileSize, 1), o.Extract.MaxBytes)
+		if err := files.Acquire(gctx, weight); err != nil {
+			break // g.Wait returns the cause
+		}
+		t, err := w.lim.acquire(gctx)
+		if err != nil {
+			files.Release(weight)
+			break
+		}
+		g.Go(func() error {
+			defer files.Release(weight)
+			began := time.Now()
+			data, ctype, err := api.AttachmentContent(gctx, a.ID, o.Extract.MaxBytes)
+			w.lim.release(t, time.Since(began), err)
+			switch {
+			case errors.Is(err, openproject.ErrTooLarge):
+				a.Skipped = fmt.Sprintf("%s: over the %d byte limit", extract.ErrTooLarge, o.Extract.MaxBytes)
+				return nil
+			case itemFailure(gctx, err):
+				a.Skipped = fmt.Sprintf("%s: %v", skippedDownload, err)
+				return nil
+			case err != nil:
+				return fmt.Errorf("download attachment %d: %w", a.ID, err)
+			}
+			w.readText(gctx, a, data, cmp.Or(a.ContentType, ctype), o)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, context.Cause(ctx)
+	}
+
+	// One commit: the files, the removals and the lists.
+	var puts []openproject.Attachment
+	var docs []indexer.Document
+	var dels []string
+	var delIDs []int64
+	for i, c := range cs {
+		if !c.gone && !listOK[i] {
+			left++
+			continue
+		}
+		keep := map[int64]bool{}
+		for _, a := range listed[i] {
+			keep[a.ID] = true
+			puts = append(puts, a)
+			if d, ok := indexer.FromAttachment(a); ok {
+				docs = append(docs, d)
+			}
+		}
+		for _, id := range c.Attachments {
+			if !keep[id] {
+				delIDs = append(delIDs, id)
+				dels = append(dels, indexer.DocID(kind.Attachment, id))
+			}
+		}
+	}
+	write := func(tx *store.WriteTx) error {
+		for _, a := range puts {
+			if err := tx.PutAttachment(a); err != nil {
+				return err
+			}
+		}
+		for _, id := range delIDs {
+			if err := tx.Delete(kind.Attachment, id); err != nil {
+				return err
+			}
+		}
+		for i, c := range cs {
+			if !c.gone && !listOK[i] {
+				continue
+			}
+			var ids []int64
+			retry := false
+			for _, a := range listed[i] {
+				ids = append(ids, a.ID)
+				retry = retry || strings.HasPrefix(a.Skipped, skippedDownload)
+			}
+			if err := tx.SetContainerAttachments(c.Kind, c.ID, ids); err != nil {
+				return err
+			}
+			if retry {
+				if err := tx.MarkContainerDue(c.Kind, c.ID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := w.commit(ctx, write, docs, dels, nil); err != nil {
+		return 0, err
+	}
+	for i := range cs {
+		for _, a := range listed[i] {
+			if strings.HasPrefix(a.Skipped, skippedDownload) {
+				left++
+				kr.Retry++
+			}
+		}
+	}
+	kr.Updated += len(puts)
+	kr.Deleted += len(delIDs)
+	for _, id := range delIDs {
+		w.log.Info("deleted entity", "kind", kind.Attachment, "id", id)
+	}
+	return left, nil
+}
+
+// readText extracts a's text from data into a, or records why not.
+func (w *Worker) readText(ctx context.Context, a *openproject.Attachment, data []byte, ctype string, o AttachmentOptions) {
+	res, err := extract.Text(ctx, a.FileName, ctype, bytes.NewReader(data), o.Extract)
+	if err != nil {
+		a.Skipped = err.Error()
+		if !errors.Is(err, extract.ErrUnsupported) {
+			w.log.Info("attachment indexed by name only", "id", a.ID, "file", a.FileName, "reason", err)
+		}
+		return
+	}
+	a.Text, a.TextFormat, a.TextTruncated, a.Skipped = res.Text, res.Format, res.Truncated, ""
+}
+
+// attachmentDocs builds the documents of attachments.
+func attachmentDocs(as []openproject.Attachment) []indexer.Document {
+	docs := make([]indexer.Document, 0, len(as))
+	for _, a := range as {
+		if d, ok := indexer.FromAttachment(a); ok {
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
