@@ -497,3 +497,14 @@ type SyncRun struct {
 	OK         bool      `json:"ok"`
 	Error      string    `json:"error,omitempty"`
 }
+
+// StoredAttachment implements attachmentStore: the attachment as the
+// user's store holds it, text included.
+func (s userSearcher) StoredAttachment(ctx context.Context, id int64) (openproject.Attachment, bool, error) {
+	_, eng, done, err := s.x.lease()
+	if err != nil {
+		return openproject.Attachment{}, false, err
+	}
+	defer done()
+	return eng.StoredAttachment(ctx, id)
+}

@@ -99,6 +99,8 @@ func (s *server) registerLiveTools(srv *sdk.Server) {
 		"Get one meeting: time, location, participants and agenda items with notes and outcomes."), s.getMeeting)
 	addTool(s, srv, live("openproject_get_wiki_page",
 		"Get one wiki page by numeric id: title, project, text (if the server provides it) and attachments. To find pages by words, prefer openproject_search_wiki_pages."), s.getWikiPage)
+	addTool(s, srv, live("openproject_get_attachment",
+		"Get a file attached to a work package, wiki page or meeting: name, size, type, container and its text (from the index, or read now when not indexed yet), capped; never the raw file."), s.getAttachment)
 	addTool(s, srv, live("openproject_list_wiki_page_links",
 		"List links between work packages and wiki pages, where the server offers them (most OpenProject versions do not)."), s.listWikiPageLinks)
 	addTool(s, srv, live("openproject_list_time_entries",

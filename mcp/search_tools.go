@@ -213,7 +213,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 	sdk.AddTool(srv, &sdk.Tool{
 		Name:  toolSearch,
 		Title: "Search OpenProject",
-		Description: "Search everything at once: work packages (subject, description, comments), wiki pages, meetings (agenda items, outcomes, participants) and projects. " +
+		Description: "Search everything at once: work packages (subject, description, comments), wiki pages, meetings (agenda items, outcomes, participants), projects and the text of attached files (a file's hit names its container, which ranks with it). " +
 			"Reach for this first to find what exists, was decided or discussed; ask in plain words or a question. Typo-tolerant and ranked, from the local index in milliseconds; the index block says how fresh it is. " +
 			"match \"partial\" means the results hold little of the query (the best there is, likely not relevant); each result lists its matchedWords. " +
 			"Use list_* tools for exact filtered listings, get_* tools for full details.",
@@ -233,7 +233,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 			// The schema's enum already refused anything else.
 			k := kind.Kind(name)
 			if !slices.Contains(indexer.Kinds(), k) {
-				return nil, nil, argErr("kinds", "%q is not one of work_package, wiki_page, meeting, project", name)
+				return nil, nil, argErr("kinds", "%q is not one of work_package, wiki_page, meeting, project, attachment", name)
 			}
 			if !slices.Contains(q.Kinds, k) {
 				q.Kinds = append(q.Kinds, k)

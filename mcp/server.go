@@ -43,6 +43,8 @@ type API interface {
 	AgendaItems(ctx context.Context, meetingID int64) ([]openproject.AgendaItem, error)
 	WikiPage(ctx context.Context, id int64) (openproject.WikiPage, error)
 	WikiPageAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error)
+	Attachment(ctx context.Context, id int64) (openproject.Attachment, error)
+	AttachmentContent(ctx context.Context, id int64, max int64) ([]byte, string, error)
 	ListWikiPageLinks(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.WikiPageLink], error)
 	OpenAPISpec(ctx context.Context) (json.RawMessage, error)
 	CreateWorkPackage(ctx context.Context, n openproject.NewWorkPackage) (openproject.WorkPackage, error)

@@ -113,6 +113,8 @@ func (v *verifier) ask(ctx context.Context, r search.Result) (bool, error) {
 		_, err = v.api.Meeting(ctx, r.ID)
 	case kind.Project:
 		_, err = v.api.Project(ctx, strconv.FormatInt(r.ID, 10))
+	case kind.Attachment:
+		_, err = v.api.Attachment(ctx, r.ID)
 	default:
 		return false, fmt.Errorf("verify %s %d: unknown kind", r.Kind, r.ID)
 	}

@@ -23,6 +23,7 @@ type loaded struct {
 	wiki    *openproject.WikiPage
 	meeting *openproject.Meeting
 	project *openproject.Project
+	att     *openproject.Attachment
 	size    int // approximate bytes held
 }
 

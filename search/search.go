@@ -297,6 +297,12 @@ type Result struct {
 	MatchedComment *CommentMatch `json:"matchedComment,omitempty"`
 	// MatchedAgendaItems are a meeting's agenda items that match.
 	MatchedAgendaItems []AgendaMatch `json:"matchedAgendaItems,omitempty"`
+	// Attachment is set on an attachment result: the file and the work
+	// package, wiki page or meeting it is attached to.
+	Attachment *AttachmentInfo `json:"attachment,omitempty"`
+	// MatchedAttachment is set on a container that ranks because a file
+	// attached to it matched: that file.
+	MatchedAttachment *AttachmentMatch `json:"matchedAttachment,omitempty"`
 }
 
 // ProjectRef names a result's project.
@@ -396,6 +402,9 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return !hasStatus(c.wp, q.Statuses) })
 	}
 	ranked := e.rank(cands, q)
+	if ranked, err = e.followContainers(ctx, ranked, q); err != nil {
+		return Response{}, err
+	}
 	resp.Match = MatchNone
 	for _, r := range ranked {
 		if resp.Match = r.match; resp.Match == MatchGood {
@@ -615,6 +624,10 @@ func (e *Engine) load(tx *store.ReadTx, h indexer.Hit) (*candidate, bool, error)
 		var p openproject.Project
 		p, found, err = tx.Project(h.EntityID)
 		c.project = &p
+	case kind.Attachment:
+		var a openproject.Attachment
+		a, found, err = tx.Attachment(h.EntityID)
+		c.att = &a
 	}
 	if err != nil || !found {
 		return nil, false, err
@@ -689,6 +702,15 @@ func recordOf(c *candidate) scorer.Record {
 			{Name: "identifier", Weight: 3, Values: []string{p.Identifier}},
 			{Name: "description", Weight: 1, Values: []string{openproject.PlainText(p.Description)}},
 		}
+	case c.att != nil:
+		a := c.att
+		r.Updated = a.CreatedAt
+		r.Fields = []scorer.Field{
+			{Name: "file_name", Weight: 3, Values: []string{a.FileName}},
+			{Name: "description", Weight: 1, Values: []string{openproject.PlainText(a.Description)}},
+			{Name: "text", Weight: 1, Values: []string{a.Text}},
+			{Name: "container", Weight: 0.5, Values: []string{a.Container.Title}},
+		}
 	}
 	return r
 }
@@ -723,6 +745,8 @@ type ranked struct {
 	// evidence is the scorer's field score (words together, phrases,
 	// titles), which orders items of about equal relevance.
 	evidence float64
+	// via is the attachment that placed a container (followContainers).
+	via *AttachmentMatch
 }
 
 // Match qualities of a result and of a response.
@@ -895,8 +919,60 @@ func (e *Engine) result(r ranked, q Query) Result {
 		if c.project.Identifier != "" && e.opts.BaseURL != "" {
 			out.URL = e.opts.BaseURL + "/projects/" + c.project.Identifier
 		}
+	case c.att != nil:
+		a := c.att
+		out.Title = a.FileName
+		out.Project = &ProjectRef{ID: a.Project.ID, Name: a.Project.Title}
+		out.UpdatedAt = timePtr(a.CreatedAt)
+		ck := a.ContainerKind()
+		out.Attachment = &AttachmentInfo{
+			FileName: a.FileName, ContentType: a.ContentType, FileSize: a.FileSize,
+			TextIndexed: a.Text != "", TextTruncated: a.TextTruncated, Skipped: a.Skipped,
+			Container: ContainerRef{Kind: ck, ID: a.Container.ID, Title: a.Container.Title},
+		}
+		switch ck {
+		case kind.WorkPackage:
+			out.Attachment.Container.URL = e.link("work_packages", a.Container.ID)
+		case kind.Meeting:
+			out.Attachment.Container.URL = e.link("meetings", a.Container.ID)
+		}
+		out.URL = out.Attachment.Container.URL
+	}
+	if r.via != nil {
+		out.MatchedAttachment = r.via
 	}
 	return out
+}
+
+// AttachmentInfo describes an attachment result: its file and its
+// container.
+type AttachmentInfo struct {
+	FileName    string       `json:"fileName"`
+	ContentType string       `json:"contentType,omitempty"`
+	FileSize    int64        `json:"fileSize,omitempty"`
+	Container   ContainerRef `json:"container"`
+	// TextIndexed says the file's text is searched; otherwise Skipped
+	// says why only its name and description are.
+	TextIndexed   bool   `json:"textIndexed"`
+	TextTruncated bool   `json:"textTruncated,omitempty"`
+	Skipped       string `json:"skipped,omitempty"`
+}
+
+// ContainerRef names the work package, wiki page or meeting a file is
+// attached to.
+type ContainerRef struct {
+	Kind  kind.Kind `json:"kind"`
+	ID    int64     `json:"id"`
+	Title string    `json:"title,omitempty"`
+	URL   string    `json:"url,omitempty"`
+}
+
+// AttachmentMatch is the attachment whose text made a container a
+// result (see followContainers).
+type AttachmentMatch struct {
+	ID       int64  `json:"id"`
+	FileName string `json:"fileName"`
+	Snippet  string `json:"snippet,omitempty"`
 }
 
 func (e *Engine) link(collection string, id int64) string {
