@@ -164,7 +164,7 @@ func server(ctx context.Context, c *openproject.Client) Check {
 	if caps.WikiList {
 		wiki = "wiki pages: listed"
 	}
-	ch.Detail = strings.Join([]string{version, meetings, wiki, "attachments: not indexed by this opsearch"}, "; ")
+	ch.Detail = strings.Join([]string{version, meetings, wiki, "attachments: read per work package, wiki page and meeting"}, "; ")
 	return ch
 }
 
@@ -288,6 +288,14 @@ func index(ctx context.Context, c Config, user int64) []Check {
 			ch.Detail += "; wiki text: no (this server sends wiki titles only)"
 		} else {
 			ch.Detail += "; wiki text: yes"
+		}
+	}
+	// Attachments: how many, or that the sync leaves them out.
+	if ak := f.Kinds[kind.Attachment]; ak.LastSync != nil {
+		if strings.Contains(ak.Note, "turned off") {
+			ch.Detail += "; attachments: not indexed (turned off)"
+		} else {
+			ch.Detail += fmt.Sprintf("; attachments: %d", ak.Store)
 		}
 	}
 	checks := []Check{ch}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opsearch/opsearch/extract"
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/sync"
@@ -30,6 +31,11 @@ type connConfig struct {
 	synonyms      string
 	// maxDeleteShare is the sync's sync.Options.MaxDeleteShare.
 	maxDeleteShare float64
+	// attachments configure the attachment sync (--attachments,
+	// --attachment-max-bytes, --attachment-max-text).
+	attachments     bool
+	attachmentBytes int64
+	attachmentText  int64
 	// thesaurus is the built-in synonyms plus the --synonyms file's.
 	thesaurus indexer.Thesaurus
 }
@@ -37,7 +43,10 @@ type connConfig struct {
 // userOptions are the options every command opens a user's data with.
 func (c *connConfig) userOptions(e env) sync.UserOptions {
 	return sync.UserOptions{Logger: e.logger, Thesaurus: c.thesaurus,
-		WorkerOptions: sync.Options{Logger: e.logger, MaxDeleteShare: c.maxDeleteShare}}
+		WorkerOptions: sync.Options{Logger: e.logger, MaxDeleteShare: c.maxDeleteShare, Attachments: sync.AttachmentOptions{
+			Off:     !c.attachments,
+			Extract: extract.Options{MaxBytes: c.attachmentBytes, MaxText: int(c.attachmentText)},
+		}}}
 }
 
 // connFlags say which groups of the shared flags a command takes, so
@@ -50,7 +59,8 @@ const (
 	// withAPI: the command talks to OpenProject (--api-key, --bearer,
 	// --timeout).
 	withAPI connFlags = 1 << iota
-	// withSync: the command syncs (--max-delete-share).
+	// withSync: the command syncs (--max-delete-share, --attachments
+	// and their limits).
 	withSync
 	// withTools: the command serves the MCP tools (--read-only,
 	// --confirm-writes).
@@ -60,7 +70,8 @@ const (
 // bindConn registers the shared flags the command takes (uses), with
 // defaults from the environment; the others keep their defaults.
 func bindConn(fs *flag.FlagSet, e env, uses connFlags) *connConfig {
-	c := &connConfig{timeout: 30 * time.Second, maxDeleteShare: sync.DefaultMaxDeleteShare}
+	c := &connConfig{timeout: 30 * time.Second, maxDeleteShare: sync.DefaultMaxDeleteShare,
+		attachments: true, attachmentBytes: extract.DefaultMaxBytes, attachmentText: extract.DefaultMaxText}
 	fs.StringVar(&c.baseURL, "base-url", e.getenv("OPENPROJECT_BASE_URL"), "OpenProject URL (env OPENPROJECT_BASE_URL)")
 	fs.StringVar(&c.dataDir, "data-dir", e.getenv("OPSEARCH_DATA_DIR"), "where indexes are kept (env OPSEARCH_DATA_DIR; default $XDG_DATA_HOME/opsearch or ~/.local/share/opsearch)")
 	fs.StringVar(&c.synonyms, "synonyms", e.getenv("OPSEARCH_SYNONYMS"), "a team's own synonym groups, one per line: \"word, word, word\" (env OPSEARCH_SYNONYMS; added to the built-in thesaurus; changing them rebuilds the index)")
@@ -76,6 +87,12 @@ func bindConn(fs *flag.FlagSet, e env, uses connFlags) *connConfig {
 	if uses&withSync != 0 {
 		fs.Float64Var(&c.maxDeleteShare, "max-delete-share", envFloat(e, "OPSEARCH_MAX_DELETE_SHARE", sync.DefaultMaxDeleteShare),
 			"the largest share of a kind one sync may delete; a sync that would delete more deletes nothing and reports it (env OPSEARCH_MAX_DELETE_SHARE; 1 disables the check)")
+		fs.BoolVar(&c.attachments, "attachments", e.getenv("OPSEARCH_ATTACHMENTS") == "" || envBool(e.getenv("OPSEARCH_ATTACHMENTS")),
+			"index the text of files attached to work packages, wiki pages and meetings (env OPSEARCH_ATTACHMENTS; --attachments=false turns it off)")
+		fs.Int64Var(&c.attachmentBytes, "attachment-max-bytes", envInt(e, "OPSEARCH_ATTACHMENT_MAX_BYTES", extract.DefaultMaxBytes),
+			"files larger than this many bytes are indexed by name and description only (env OPSEARCH_ATTACHMENT_MAX_BYTES)")
+		fs.Int64Var(&c.attachmentText, "attachment-max-text", envInt(e, "OPSEARCH_ATTACHMENT_MAX_TEXT", extract.DefaultMaxText),
+			"bytes of text kept of one file; the rest is cut (env OPSEARCH_ATTACHMENT_MAX_TEXT)")
 	}
 	return c
 }
@@ -92,6 +109,20 @@ func envFloat(e env, key string, def float64) float64 {
 		return math.NaN()
 	}
 	return f
+}
+
+// envInt reads a whole number from the environment; a malformed value
+// is kept as -1 so finish names it.
+func envInt(e env, key string, def int64) int64 {
+	v := strings.TrimSpace(e.getenv(key))
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // finish fills what the flags left empty and validates. needKey says
@@ -118,6 +149,12 @@ func (c *connConfig) finish(e env, needKey bool) error {
 	}
 	if !(c.maxDeleteShare > 0) {
 		return fmt.Errorf("--max-delete-share (or OPSEARCH_MAX_DELETE_SHARE) must be a number above 0, e.g. 0.1 for 10 %%, not %v", c.maxDeleteShare)
+	}
+	if c.attachmentBytes <= 0 {
+		return fmt.Errorf("--attachment-max-bytes (or OPSEARCH_ATTACHMENT_MAX_BYTES) must be a number of bytes above 0, e.g. 10485760 for 10 MB, not %d", c.attachmentBytes)
+	}
+	if c.attachmentText <= 0 || c.attachmentText > math.MaxInt32 {
+		return fmt.Errorf("--attachment-max-text (or OPSEARCH_ATTACHMENT_MAX_TEXT) must be a number of bytes above 0, e.g. 512000, not %d", c.attachmentText)
 	}
 	if c.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, not %v", c.timeout)
