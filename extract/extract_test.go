@@ -6,7 +6,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -195,4 +202,103 @@ func BenchmarkText(b *testing.B) {
 			}
 		})
 	}
+}
+
+// scanPDF is a PDF of about 10 MB as they usually come: a few pages of
+// text and a large scanned image (noise, which does not compress), with
+// the phrase on a text page.
+func scanPDF(b *testing.B) []byte {
+	b.Helper()
+	const side = 1900 // 1900×1900 RGB noise: 10.8 MB of pixels
+	img := image.NewNRGBA(image.Rect(0, 0, side, side))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range img.Pix {
+		img.Pix[i] = byte(rng.Uint32())
+	}
+	for i := 3; i < len(img.Pix); i += 4 {
+		img.Pix[i] = 0xff
+	}
+	var pngBuf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(io.Writer(&pngBuf), img); err != nil {
+		b.Fatal(err)
+	}
+	p := fpdf.New("P", "mm", "A4", "")
+	p.SetFont("Helvetica", "", 11)
+	for i := range 20 {
+		p.AddPage()
+		for j := range 40 {
+			text := fmt.Sprintf("Page %d line %d: the inspection report lists findings and follow-ups.", i+1, j+1)
+			if i == 10 && j == 20 {
+				text = "The " + phrase + " was agreed."
+			}
+			p.CellFormat(0, 6, text, "", 1, "L", false, 0, "")
+		}
+	}
+	p.AddPage()
+	p.RegisterImageOptionsReader("scan", fpdf.ImageOptions{ImageType: "PNG"}, &pngBuf)
+	p.ImageOptions("scan", 10, 10, 190, 190, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, "")
+	var out bytes.Buffer
+	if err := p.Output(&out); err != nil {
+		b.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// BenchmarkPDF10MB reports the time and the peak memory (heap and
+// stacks above the baseline, sampled every millisecond, as peak-MB) of
+// extracting a 10 MB PDF's text.
+//
+// "scan" is scanPDF; "text" is 9.4 MB of text pages (pdfWith, about 14,000
+// pages), the worst case for the PDF reader, which parses every page's
+// content stream.
+// "all" reads every page (MaxText lifted), "default" stops at the default
+// 500 KB of text, as the sync does.
+func BenchmarkPDF10MB(b *testing.B) {
+	all := extract.Options{Timeout: 5 * time.Minute, MaxBytes: 20 << 20, MaxText: 64 << 20}
+	def := extract.Options{MaxBytes: 20 << 20}
+	scan := scanPDF(b)
+	text := pdfWith(b, 14500, "The "+phrase+" was agreed.")
+	b.Run("scan", func(b *testing.B) { benchPDF(b, scan, def) })
+	b.Run("text/all", func(b *testing.B) { benchPDF(b, text, all) })
+	b.Run("text/default", func(b *testing.B) { benchPDF(b, text, def) })
+}
+
+func benchPDF(b *testing.B, data []byte, opts extract.Options) {
+	b.Logf("PDF of %.1f MB", float64(len(data))/(1<<20))
+	b.SetBytes(int64(len(data)))
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	var peak uint64
+	for b.Loop() {
+		runtime.GC()
+		base := read()
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		var top uint64
+		wg.Go(func() {
+			t := time.NewTicker(time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					top = max(top, read())
+				}
+			}
+		})
+		res, err := extract.Text(context.Background(), "inspection.pdf", "application/pdf", bytes.NewReader(data), opts)
+		close(stop)
+		wg.Wait()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !strings.Contains(res.Text, phrase) && !res.Truncated {
+			b.Fatal("phrase not found")
+		}
+		if top > base {
+			peak = max(peak, top-base)
+		}
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
 }
