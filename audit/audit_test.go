@@ -468,6 +468,19 @@ func TestOpen_Tampered(t *testing.T) {
 			ls[9] = rehash(t, ls[9], func(m map[string]any) { m["tool"] = "openproject_log_time" })
 			writeLines(t, path, ls)
 		}, audit.RepairRewritten, audit.Altered, 11},
+		{"older lines rewritten while the head lagged", func(t *testing.T, path string) {
+			ls := readLines(t, path)
+			head := fmt.Sprintf(`{"seq":8,"hash":%q}`, hashOf(t, ls[7]))
+			if err := os.WriteFile(filepath.Join(filepath.Dir(path), audit.HeadFile), []byte(head), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			prev := hashOf(t, ls[6])
+			for i := 7; i < 10; i++ {
+				ls[i] = rehash(t, ls[i], func(m map[string]any) { m["prev"] = prev; m["request_id"] = "forged" })
+				prev = hashOf(t, ls[i])
+			}
+			writeLines(t, path, ls)
+		}, audit.RepairRewritten, audit.Altered, 11},
 		{"unreadable last line", func(t *testing.T, path string) {
 			ls := readLines(t, path)
 			ls[9] = []byte("garbage")

@@ -264,9 +264,17 @@ func (l *Log) recover(names []string) ([]repair, error) {
 			l.seq, HeadFile, head.Seq, head.Hash, l.seq+1, head.Seq)})
 		l.seq = head.Seq
 	default:
-		if ln, ok := findLine(l.dir, names, head.Seq); ok && ln.Hash != head.Hash {
+		// Mostly the last line (a clean close), else the head lags (a
+		// crash between the append and the head's write).
+		got, ok := l.prev, head.Seq == l.seq
+		if !ok {
+			var ln Line
+			ln, ok = findLine(l.dir, names, head.Seq)
+			got = ln.Hash
+		}
+		if ok && got != head.Hash {
 			repairs = append(repairs, repair{RepairRewritten, fmt.Sprintf("line seq %d is not the one written (%s records hash %s, the line has %s): the log was rewritten from there on",
-				head.Seq, HeadFile, head.Hash, ln.Hash)})
+				head.Seq, HeadFile, head.Hash, got)})
 		}
 	}
 	return repairs, nil
