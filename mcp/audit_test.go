@@ -206,3 +206,30 @@ func TestAudit_Off(t *testing.T) {
 		t.Errorf("audit logs without auditing: %v, %v", found, err)
 	}
 }
+
+// TestAudit_ReadOnly: a write refused by a read-only server (by a
+// middleware, before any tool runs) is recorded with its category.
+func TestAudit_ReadOnly(t *testing.T) {
+	dataDir := t.TempDir()
+	e := newHTTPEnv(t, httpEnvOpts{dataDir: dataDir, readOnly: true, audit: &audit.Options{}})
+	cs, err := e.connectStreamable(t.Context(), "/mcp", map[string]string{"X-OpenProject-Api-Key": optest.AliceKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "openproject_add_comment", Arguments: map[string]any{"workPackageId": 1, "comment": "x"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("write on a read-only server: %+v, %v", res, err)
+	}
+	found, err := audit.Find(dataDir)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("audit logs %v, %v", found, err)
+	}
+	lines, err := audit.Tail(found[0].Dir, 10)
+	if err != nil || len(lines) != 1 {
+		t.Fatalf("lines %v, %v", lines, err)
+	}
+	if l := lines[0]; l.Tool != "openproject_add_comment" || l.Outcome != "error" || l.Error != "read_only" {
+		t.Errorf("refused write recorded as %s", l.Raw)
+	}
+}
