@@ -374,8 +374,20 @@ func toolText(r *sdk.CallToolResult) string {
 	return b.String()
 }
 
+// argFailure is the answer to arguments refused before the tool ran.
 func argFailure(err error) *sdk.CallToolResult {
 	var r sdk.CallToolResult
+	var ae *ArgError
+	if !errors.As(err, &ae) {
+		err = argsRefused{err}
+	}
 	r.SetError(err)
 	return &r
 }
+
+// argsRefused is a refusal of a call's arguments as a whole (not JSON,
+// not an object, or what the SDK refused), told apart from a tool's
+// failure by errorCategory; its text is the refusal's.
+type argsRefused struct{ error }
+
+func (e argsRefused) Unwrap() error { return e.error }

@@ -17,6 +17,11 @@
 //   - argument checking and error discipline: a bad argument is named in
 //     the answer; any other failure becomes a short, user-safe message
 //     with a request id, its cause going to the log only;
+//   - the audit of tool calls: one middleware (auditCalls) gives every
+//     call, over every transport, its request id, and records it in the
+//     user's audit log (package audit: tool, argument digest, outcome
+//     category, never argument text), which UserIndex keeps in the
+//     user's own directory when asked to (UserIndexOptions.Audit);
 //   - the HTTP server (NewHTTPHandler): stateless Streamable HTTP, legacy
 //     SSE, the REST bridge POST /api/tools/{name} and the OpenAPI document
 //     describing it, /health, Host and Origin checks, and one MCP server per

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -32,23 +33,72 @@ func argErr(param, format string, args ...any) error {
 }
 
 // fail turns err into the user-safe error a tool returns (it becomes an
-// isError result), and logs the structured cause with a request id that the
-// message repeats, so an operator can find the log line. Upstream text
-// never reaches the caller unfiltered: only the server's own short
-// messages for rejected queries and writes, which describe the caller's
-// input.
+// isError result), and logs the structured cause with the call's request
+// id (callID), which the message repeats, so an operator can find the log
+// line (and the audit log's line for the call). Upstream text never
+// reaches the caller unfiltered: only the server's own short messages
+// for rejected queries and writes, which describe the caller's input.
 func (s *server) fail(ctx context.Context, tool string, err error) error {
 	var ae *ArgError
 	if errors.As(err, &ae) {
 		return ae
 	}
-	id := requestID()
+	id := callID(ctx)
 	msg := userMessage(err)
 	if s.opts.OnRejected != nil && errors.Is(err, openproject.ErrUnauthenticated) {
 		s.opts.OnRejected()
 	}
 	s.log.Log(ctx, failLevel(err), "tool call failed", "tool", tool, "request_id", id, "error", err.Error())
-	return fmt.Errorf("%s (request id %s)", msg, id)
+	return &toolError{msg: fmt.Sprintf("%s (request id %s)", msg, id), category: errorCategory(err)}
+}
+
+// errorCategory names the kind of a failure for the audit log: a word
+// from a closed set, never the error's text, which may quote what the
+// caller sent.
+func errorCategory(err error) string {
+	var (
+		ae *ArgError
+		ar argsRefused
+		te *toolError
+		le *sync.LockedError
+	)
+	switch {
+	case errors.As(err, &ae), errors.As(err, &ar):
+		return "invalid_argument"
+	case errors.As(err, &te):
+		return cmp.Or(te.category, "tool_error")
+	case errors.As(err, &le):
+		return "index_locked"
+	case errors.Is(err, ErrIndexNotReady):
+		return "index_not_ready"
+	case errors.Is(err, sync.ErrKeyNotVerified):
+		return "key_not_verified"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, openproject.ErrUnauthenticated):
+		return "unauthenticated"
+	case errors.Is(err, openproject.ErrNotFound):
+		return "not_found"
+	case errors.Is(err, openproject.ErrPermission):
+		return "permission"
+	case errors.Is(err, openproject.ErrRateLimited):
+		return "rate_limited"
+	case errors.Is(err, openproject.ErrUnsupported):
+		return "unsupported"
+	case errors.Is(err, openproject.ErrInvalidQuery):
+		return "invalid_query"
+	case errors.Is(err, openproject.ErrValidation):
+		return "validation"
+	case errors.Is(err, openproject.ErrConflict):
+		return "conflict"
+	case errors.Is(err, openproject.ErrServer), errors.Is(err, openproject.ErrNetwork), errors.Is(err, openproject.ErrMalformed):
+		return "unavailable"
+	case errors.Is(err, openproject.ErrRequest):
+		return "rejected"
+	}
+	return "internal"
 }
 
 // failLevel is how loud a failed call is in the log: what the caller
@@ -105,6 +155,19 @@ func userMessage(err error) string {
 		return "OpenProject rejected the request"
 	}
 	return "internal error"
+}
+
+// ctxCallID carries a tool call's request id (see auditCalls).
+type ctxCallID struct{}
+
+// callID is the request id of the tool call ctx belongs to: every log
+// line about the call, the message the caller gets and the call's audit
+// line carry the same one. Outside a call, a new id.
+func callID(ctx context.Context) string {
+	if id, ok := ctx.Value(ctxCallID{}).(string); ok {
+		return id
+	}
+	return requestID()
 }
 
 func requestID() string {

@@ -19,6 +19,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opsearch/opsearch/audit"
 	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/internal/optesting/pgtest"
 	"github.com/opsearch/opsearch/kind"
@@ -83,6 +84,8 @@ type httpEnvOpts struct {
 	// in a file, "replicas" runs two servers sharing a PostgreSQL store
 	// (teamModes); "" keeps an index per user.
 	team string
+	// audit is UserIndexOptions.Audit: each user's audit log.
+	audit *audit.Options
 }
 
 func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
@@ -150,7 +153,7 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 			NewClient: func(key string) (sync.UserAPI, error) {
 				return openproject.New(openproject.Config{BaseURL: base, APIKey: key, EitherScheme: true, Timeout: 20 * time.Second, Logger: logger})
 			},
-			Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, hooks),
+			Attach:      mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h", Audit: o.audit, Logger: logger}, hooks),
 			Schedule:    "@every 1h",
 			IdleTimeout: o.idle,
 			MaxUsers:    o.maxUsers,

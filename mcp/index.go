@@ -9,6 +9,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/opsearch/opsearch/audit"
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/search"
@@ -59,6 +60,10 @@ type UserIndex struct {
 	syncMu   gosync.Mutex
 	lastSync *SyncRun
 	syncs    int
+
+	// calls is the audit log of the user's tool calls; nil without
+	// UserIndexOptions.Audit.
+	calls *callLog
 }
 
 // UserIndexOptions configure a UserIndex.
@@ -76,11 +81,22 @@ type UserIndexOptions struct {
 	// says so and since when, so an agent knows the answer comes from the
 	// index alone.
 	Upstream sync.UpstreamWatch
+	// Audit, if set, records every tool call served from the index in
+	// the tamper-evident audit log (package audit) in the user's own
+	// directory: <sync.User.OwnDir>/audit, which for a user of a shared
+	// index is their own <data dir>/<instance>/<user id>, and on a
+	// replica the one in that replica's data dir (each replica records
+	// the calls it served). nil: no audit log.
+	Audit *audit.Options
 }
 
 // NewUserIndex returns a UserIndex that is not ready.
 func NewUserIndex(opts UserIndexOptions) *UserIndex {
-	return &UserIndex{schedule: opts.Schedule, opts: opts, opened: make(chan struct{})}
+	x := &UserIndex{schedule: opts.Schedule, opts: opts, opened: make(chan struct{})}
+	if opts.Audit != nil {
+		x.calls = newCallLog(*opts.Audit, opts.Logger)
+	}
+	return x
 }
 
 // WaitOpen waits until the index is ready or has failed to open, or ctx
@@ -118,6 +134,9 @@ func (x *UserIndex) SetUser(u *sync.User) *sync.User {
 	old, wait := x.setUser(u)
 	if wait != nil {
 		wait.Wait() // the old user's running operations, outside the lock
+	}
+	if x.calls != nil {
+		x.calls.use(u) // outside the lock: it opens and reads files
 	}
 	return old
 }
@@ -246,10 +265,25 @@ func (x *UserIndex) SetOpenError(err error) {
 // Close closes the current user, waiting for running searches, and makes
 // the index not ready. Stop the sync scheduler first.
 func (x *UserIndex) Close() error {
-	if u := x.SetUser(nil); u != nil {
+	u := x.SetUser(nil)
+	if x.calls != nil {
+		x.calls.close()
+	}
+	if u != nil {
 		return u.Close()
 	}
 	return nil
+}
+
+// audits implements callRecorder.
+func (x *UserIndex) audits() bool { return x.calls != nil }
+
+// recordCall implements callRecorder: the call goes to the current
+// user's audit log.
+func (x *UserIndex) recordCall(ctx context.Context, e audit.Entry) {
+	if x.calls != nil {
+		x.calls.record(ctx, e)
+	}
 }
 
 // RecordSync remembers the outcome of a sync for openproject_sync_status;

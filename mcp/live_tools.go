@@ -52,8 +52,9 @@ func addTool[In, Out any](s *server, srv *sdk.Server, t *sdk.Tool, h func(contex
 }
 
 // toolError is a failure message written for the agent (and logged where
-// needed) by the tool itself, passed on unchanged.
-type toolError struct{ msg string }
+// needed) by the tool itself, passed on unchanged. category is what the
+// audit log records of it (errorCategory).
+type toolError struct{ msg, category string }
 
 func (e *toolError) Error() string { return e.msg }
 
@@ -118,7 +119,7 @@ func (s *server) registerLiveTools(srv *sdk.Server) {
 func (s *server) refuseWrites(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if r, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" && r.Params != nil && slices.Contains(writeToolNames, r.Params.Name) {
-			s.log.WarnContext(ctx, "write refused on a read-only server", "tool", r.Params.Name, "request_id", requestID())
+			s.log.WarnContext(ctx, "write refused on a read-only server", "tool", r.Params.Name, "request_id", callID(ctx))
 			res := &sdk.CallToolResult{}
 			res.SetError(errReadOnly)
 			return res, nil
@@ -136,7 +137,7 @@ func (s *server) baseURL() string {
 // unsupported turns a missing endpoint into a tool error that says what is
 // missing, logged like every failure.
 func (s *server) unsupported(ctx context.Context, tool string, err error, what string) error {
-	id := requestID()
+	id := callID(ctx)
 	s.log.WarnContext(ctx, "tool call failed", "tool", tool, "request_id", id, "error", err.Error())
-	return &toolError{fmt.Sprintf("not supported by this OpenProject server: %s (request id %s)", what, id)}
+	return &toolError{msg: fmt.Sprintf("not supported by this OpenProject server: %s (request id %s)", what, id), category: "unsupported"}
 }

@@ -552,13 +552,14 @@ func (s *server) resolveProject(ctx context.Context, sr Searcher, p searchProjec
 func (s *server) failOpen(ctx context.Context, tool string, err error) error {
 	var le *sync.LockedError
 	if errors.As(err, &le) {
-		s.log.ErrorContext(ctx, "tool call failed", "tool", tool, "error", err.Error())
-		return errors.New("the local index is in use by another opsearch process (" + le.Dir + "); searches are unavailable here until it exits. The list_* and get_* tools still work")
+		s.log.ErrorContext(ctx, "tool call failed", "tool", tool, "request_id", callID(ctx), "error", err.Error())
+		return &toolError{msg: "the local index is in use by another opsearch process (" + le.Dir + "); searches are unavailable here until it exits. The list_* and get_* tools still work",
+			category: "index_locked"}
 	}
 	if msg := openMessage(err, s.baseURL()); msg != "" {
-		id := requestID()
+		id := callID(ctx)
 		s.log.Log(ctx, failLevel(err), "tool call failed", "tool", tool, "request_id", id, "error", err.Error())
-		return fmt.Errorf("%s (request id %s)", msg, id)
+		return &toolError{msg: fmt.Sprintf("%s (request id %s)", msg, id), category: errorCategory(err)}
 	}
 	return s.fail(ctx, tool, err)
 }

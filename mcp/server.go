@@ -181,6 +181,8 @@ type server struct {
 	log  *slog.Logger
 	// verify is set with Options.VerifyResults.
 	verify *verifier
+	// rec records every tool call in the audit log, when idx keeps one.
+	rec callRecorder
 }
 
 // NewServer builds the MCP server with every tool registered.
@@ -192,6 +194,9 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	s := &server{api: api, idx: idx, opts: opts, log: opts.Logger.With("subsystem", "mcp")}
 	if opts.VerifyResults {
 		s.verify = newVerifier(api, opts.VerifyTTL)
+	}
+	if r, ok := idx.(callRecorder); ok && r.audits() {
+		s.rec = r
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "opsearch", Title: "OpenProject search (opsearch)", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
@@ -207,6 +212,9 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	if !opts.ReadOnly {
 		s.registerWriteTools(srv)
 	}
+	// Last, so it is outermost: it sees every call as it arrived, and
+	// every answer, refusals of the middlewares above included.
+	srv.AddReceivingMiddleware(s.auditCalls)
 	return srv
 }
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/opsearch/opsearch/audit"
 	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -260,6 +261,10 @@ func TestStdio_Serve(t *testing.T) {
 	}
 	if strings.Contains(logs+p.stdout.String(), optest.AliceKey) {
 		t.Error("the API key was printed")
+	}
+	// Off by default on stdio (serve --audit turns it on).
+	if found, err := audit.Find(dataDir); err != nil || len(found) != 0 || !strings.Contains(logs, "audit=false") {
+		t.Errorf("audit logs of a stdio server without --audit: %v, %v", found, err)
 	}
 
 	// Second start: OpenProject is down, the existing index answers at once.
@@ -515,4 +520,42 @@ func benchStdioCalls(b *testing.B, queries []string, call func(q string) (engine
 	b.ReportMetric(float64(durs[len(durs)*9/10].Microseconds())/1000, "p90-ms")
 	b.ReportMetric(engine[len(engine)/2], "engine-median-ms")
 	b.ReportMetric(overhead[len(overhead)/2], "overhead-median-ms")
+}
+
+// TestStdio_Audit: serve --audit over stdio records the calls of the
+// key's user, those answered before OpenProject said whose the key is
+// included.
+func TestStdio_Audit(t *testing.T) {
+	bin := buildOpsearch(t)
+	data := opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 40})
+	_, base := optesting.Start(t, data, optest.Options{})
+	dataDir := t.TempDir()
+	p := startServe(t, bin, opsearchEnv(base, dataDir), "serve", "--audit")
+	const secret = "quokka3131 salaries"
+	call(t, p.cs, "openproject_search", map[string]any{"query": secret})
+	call(t, p.cs, "openproject_list_projects", nil)
+	if code := p.closeStdin(t); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if !strings.Contains(p.stderr.String(), "audit=true") {
+		t.Errorf("the start line does not say the audit log is on:\n%s", p.stderr.String())
+	}
+	found, err := audit.Find(dataDir)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("audit logs %v, %v; want alice's", found, err)
+	}
+	rep, err := audit.Verify(found[0].Dir)
+	if err != nil || !rep.OK() || rep.Lines != 2 {
+		t.Fatalf("report %+v, %v (problem %v); want 2 intact lines", rep, err, rep.Problem)
+	}
+	lines, _ := audit.Tail(found[0].Dir, 2)
+	for i, tool := range []string{"openproject_search", "openproject_list_projects"} {
+		if l := lines[i]; l.Tool != tool || l.User == nil || l.User.Login != "alice" || l.Outcome != "ok" {
+			t.Errorf("line %d: %s", i+1, l.Raw)
+		}
+	}
+	b, _ := os.ReadFile(rep.Files[0])
+	if bytes.Contains(b, []byte("quokka3131")) || bytes.Contains(b, []byte(optest.AliceKey)) {
+		t.Error("the log holds argument text or the key")
+	}
 }

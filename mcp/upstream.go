@@ -41,7 +41,7 @@ func (s *server) timedOut() error {
 		s.opts.Upstream.ObserveUpstream(fmt.Errorf("%w: no answer within %s", openproject.ErrNetwork, s.opts.LiveTimeout))
 	}
 	return &toolError{msg: fmt.Sprintf("OpenProject did not answer within %s; live tools fail at once for the next %s. The search tools still answer from the local index.",
-		s.opts.LiveTimeout, failFast)}
+		s.opts.LiveTimeout, failFast), category: "timeout"}
 }
 
 // unreachable is the error a live tool answers with while OpenProject is
@@ -55,7 +55,7 @@ func (s *server) unreachable() error {
 		return nil
 	}
 	return &toolError{msg: fmt.Sprintf("OpenProject unreachable since %s (%s); not trying again before %s. The search tools still answer from the local index.",
-		up.Since.UTC().Format(time.RFC3339), up.LastError, up.LastFailure.Add(failFast).UTC().Format(time.RFC3339))}
+		up.Since.UTC().Format(time.RFC3339), up.LastError, up.LastFailure.Add(failFast).UTC().Format(time.RFC3339)), category: "unavailable"}
 }
 
 // observeUpstream reports what a live call learned about reaching

@@ -18,7 +18,7 @@ import (
 // before the tool returns, so the agent's next search sees its own write.
 
 // errReadOnly is the answer to any write on a read-only server.
-var errReadOnly = &toolError{"this server is read-only (OPENPROJECT_READ_ONLY): writes are disabled"}
+var errReadOnly = &toolError{msg: "this server is read-only (OPENPROJECT_READ_ONLY): writes are disabled", category: "read_only"}
 
 // writeToolNames are refused by a read-only server even though they are not
 // listed there.
@@ -89,7 +89,7 @@ func (s *server) refresh(ctx context.Context, tool string, id int64, out *writeO
 		return
 	}
 	if err := s.idx.RefreshWorkPackage(ctx, id); err != nil {
-		rid := requestID()
+		rid := callID(ctx)
 		s.log.ErrorContext(ctx, "index refresh after write failed", "tool", tool, "request_id", rid, "work_package", id, "error", err.Error())
 		out.Note = fmt.Sprintf("saved in OpenProject, but the local search index could not be updated yet (request id %s); searches may show the old state until the next sync", rid)
 		return
@@ -285,21 +285,21 @@ func (in updateWPIn) changedFields() []string {
 // and returns a tool error carrying what the agent needs to retry: the
 // current lockVersion and the current values of the fields it tried to set.
 func (s *server) conflict(ctx context.Context, tool string, in updateWPIn, changed []string, cause error) error {
-	rid := requestID()
+	rid := callID(ctx)
 	s.log.WarnContext(ctx, "update conflict", "tool", tool, "request_id", rid, "work_package", in.WorkPackageID, "error", cause.Error())
 	cur, err := s.api.WorkPackage(ctx, in.WorkPackageID)
 	if err != nil {
 		s.log.ErrorContext(ctx, "re-read after conflict failed", "tool", tool, "request_id", rid, "error", err.Error())
-		return &toolError{fmt.Sprintf("conflict: work package %d was changed by someone else since lockVersion %d was read, and re-reading it failed: %s (request id %s)",
-			in.WorkPackageID, in.LockVersion, userMessage(err), rid)}
+		return &toolError{msg: fmt.Sprintf("conflict: work package %d was changed by someone else since lockVersion %d was read, and re-reading it failed: %s (request id %s)",
+			in.WorkPackageID, in.LockVersion, userMessage(err), rid), category: "conflict"}
 	}
 	vals := make([]string, 0, len(changed))
 	for _, f := range changed {
 		vals = append(vals, f+"="+currentValue(cur, f))
 	}
-	return &toolError{fmt.Sprintf("conflict: work package %d was changed by someone else since lockVersion %d was read; nothing was saved. "+
+	return &toolError{msg: fmt.Sprintf("conflict: work package %d was changed by someone else since lockVersion %d was read; nothing was saved. "+
 		"Current lockVersion is %d. Current values: %s. Retry with lockVersion %d if your change still applies (request id %s)",
-		in.WorkPackageID, in.LockVersion, cur.LockVersion, strings.Join(vals, "; "), cur.LockVersion, rid)}
+		in.WorkPackageID, in.LockVersion, cur.LockVersion, strings.Join(vals, "; "), cur.LockVersion, rid), category: "conflict"}
 }
 
 // currentValue renders one field of a work package for a conflict message.
@@ -390,7 +390,7 @@ func (s *server) addComment(ctx context.Context, in commentIn) (writeOut, error)
 	// agent sees the state its comment landed on (and its lockVersion).
 	wp, err := s.api.WorkPackage(ctx, in.WorkPackageID)
 	if err != nil {
-		rid := requestID()
+		rid := callID(ctx)
 		s.log.ErrorContext(ctx, "re-read after comment failed", "tool", tool, "request_id", rid, "error", err.Error())
 		out.WorkPackage = wpDetail{ID: in.WorkPackageID}
 		out.Note = fmt.Sprintf("comment saved; re-reading the work package failed: %s (request id %s)", userMessage(err), rid)

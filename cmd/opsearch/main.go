@@ -80,6 +80,7 @@ func commands() []command {
 		{"bench", "benchmark opsearch against the reference's live search on a fake server", runBench, ""},
 		{"demo", "run a fake OpenProject, sync it and serve MCP over HTTP, printing how to connect", runDemo, ""},
 		{"healthcheck", "exit 0 if the HTTP server's /health answers 200 (for container health checks)", runHealthcheck, ""},
+		{"audit", "verify the audit logs of tool calls (names the first altered line), or show a log's last lines", runAudit, "verify|tail"},
 		{"doctor", "check the setup end to end (configuration, OpenProject, the key, the index, the data directory) and say what to do about each problem", runDoctor, ""},
 		{"version", "print the version, commit, build date and Go version", runVersion, ""},
 	}

@@ -46,6 +46,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	hf := bindHTTP(fs, e)
 	logQueries := fs.Bool("log-queries", envBool(e.getenv("OPSEARCH_LOG_QUERIES")),
 		"record search tool calls and their results in each user's data directory (queries.jsonl), to build labelled sets (env OPSEARCH_LOG_QUERIES)")
+	af := bindAudit(fs, e)
 	if err := noArgs(e, fs, args); err != nil {
 		return err
 	}
@@ -58,8 +59,12 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if _, err := sync.ParseSpec(*spec); err != nil {
 		return fmt.Errorf("invalid sync schedule %q (--sync-schedule or OPSEARCH_SYNC_SCHEDULE): %v", *spec, err)
 	}
+	auditOpts, err := af.options(hf.addr != "")
+	if err != nil {
+		return err
+	}
 	if hf.addr != "" {
-		return runServeHTTP(ctx, e, httpServe{conn: conn, flags: hf, spec: *spec, logQueries: *logQueries})
+		return runServeHTTP(ctx, e, httpServe{conn: conn, flags: hf, spec: *spec, logQueries: *logQueries, audit: auditOpts})
 	}
 	client, err := newClient(conn, e)
 	if err != nil {
@@ -68,11 +73,11 @@ func runServe(ctx context.Context, e env, args []string) error {
 	log := e.logger.With("subsystem", "serve")
 
 	up := &sync.UpstreamTracker{} // what the runner and the tools learn about reaching OpenProject
-	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: *spec, LogQueries: *logQueries, Logger: e.logger, Upstream: up})
+	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: *spec, LogQueries: *logQueries, Logger: e.logger, Upstream: up, Audit: auditOpts})
 	srv := mcp.NewServer(client, idx, mcp.Options{ReadOnly: conn.readOnly, ConfirmWrites: conn.confirmWrites, Logger: e.logger, Version: readBuildInfo().version, Upstream: up,
 		LiveTimeout: conn.liveTimeout()})
 	log.Info("opsearch serving MCP on stdio", "version", version, "base_url", conn.baseURL, "data_dir", conn.dataDir,
-		"read_only", conn.readOnly, "sync_schedule", *spec)
+		"read_only", conn.readOnly, "sync_schedule", *spec, "audit", auditOpts != nil)
 
 	uo := conn.userOptions(e)
 	uo.Holder = "opsearch serve (stdio)"

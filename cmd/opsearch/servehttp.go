@@ -16,6 +16,7 @@ import (
 	gosync "sync"
 	"time"
 
+	"github.com/opsearch/opsearch/audit"
 	"github.com/opsearch/opsearch/control"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/mcp"
@@ -143,6 +144,8 @@ type httpServe struct {
 	flags      *httpFlags
 	spec       string
 	logQueries bool
+	// audit, if set, keeps each user's audit log with these options.
+	audit *audit.Options
 	// ready, if set, is told the bound address once the server listens
 	// (the demo binds port 0).
 	ready func(addr string)
@@ -208,7 +211,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	mgr, err = sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: conn.dataDir, NewClient: newClient,
 		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: spec, LogQueries: cfg.logQueries, Logger: e.logger,
-			Upstream: up},
+			Upstream: up, Audit: cfg.audit},
 			mcp.HTTPUserHooks{OnSync: um.onSync, OnClose: um.onClose}),
 		Schedule: spec, IdleTimeout: hf.idleTimeout, MaxUsers: hf.maxUsers, MaxConcurrentSyncs: hf.maxSyncs, KeyGrace: hf.keyGrace,
 		UserOptions: uo,
@@ -264,7 +267,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	}
 	log.Info("opsearch serving MCP over HTTP", "version", version, "addr", ln.Addr().String(), "base_url", conn.baseURL,
 		"data_dir", conn.dataDir, "read_only", conn.readOnly, "server_key", conn.apiKey != "", "sync_schedule", spec,
-		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs, "shared_index", shared != nil, "crawl_key", shared != nil && shared.CrawlKey != "", "verify_results", hf.verifyResults, "webhooks", hf.webhookSecret != "")
+		"idle_timeout", hf.idleTimeout, "max_users", hf.maxUsers, "max_syncs", hf.maxSyncs, "shared_index", shared != nil, "crawl_key", shared != nil && shared.CrawlKey != "", "verify_results", hf.verifyResults, "webhooks", hf.webhookSecret != "", "audit", cfg.audit != nil)
 	if conn.apiKey != "" {
 		log.Warn("a server API key is configured: requests without credentials act as its user")
 	}
