@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"crypto/md5"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -30,8 +29,10 @@ import (
 // so that an instance of 100,000 work packages does not hold every file
 // in memory: the bytes are made when served and for the digest. A Source
 // must return the same bytes on every call and be safe for concurrent
-// use. It is not encoded: MarshalJSON writes what it returns as content
-// (and the size as fileSize), so a saved data set serves the same files.
+// use. It is not encoded (nor is the content it makes, so encoding a
+// generated data set stays cheap); SaveDataset writes what it returns as
+// content, and the size as fileSize, so a saved data set serves the same
+// files.
 type Attachment struct {
 	openproject.Attachment
 	// Content is the file. A data set holds it in memory; a JSON data set
@@ -53,20 +54,6 @@ func (a *Attachment) Bytes() []byte {
 		return a.Content
 	}
 	return a.Source()
-}
-
-// MarshalJSON encodes the attachment with its content: one with a Source
-// is written as if Content held what Source returns.
-func (a Attachment) MarshalJSON() ([]byte, error) {
-	type plain Attachment // without this method
-	p := plain(a)
-	if p.Content == nil && p.Source != nil {
-		p.Content = p.Source()
-		if p.FileSize == 0 {
-			p.FileSize = int64(len(p.Content))
-		}
-	}
-	return json.Marshal(p)
 }
 
 // cloneAttachment deep-copies an attachment (Source is shared: it is a

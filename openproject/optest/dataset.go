@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/opsearch/opsearch/openproject"
@@ -108,8 +109,24 @@ func LoadDataset(path string) (*Dataset, error) {
 	return &d, nil
 }
 
-// SaveDataset writes d as indented JSON.
+// SaveDataset writes d as indented JSON. Attachments whose content is
+// made on demand (Attachment.Source) are written with the content made,
+// so that the file serves the same attachments without the Source.
 func SaveDataset(path string, d *Dataset) error {
+	if slices.ContainsFunc(d.Attachments, func(a Attachment) bool { return a.Content == nil && a.Source != nil }) {
+		c := *d
+		c.Attachments = make([]Attachment, len(d.Attachments))
+		for i, a := range d.Attachments {
+			if a.Content == nil && a.Source != nil {
+				a.Content = a.Source()
+				if a.FileSize == 0 {
+					a.FileSize = int64(len(a.Content))
+				}
+			}
+			c.Attachments[i] = a
+		}
+		d = &c
+	}
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode dataset: %w", err)
