@@ -38,6 +38,10 @@ type GenOptions struct {
 	// four. Without it the data set is exactly as before: everything
 	// else is generated first and left as it is.
 	MixedPermissions bool
+	// ExternalAttachments keeps the attachments' files in the fake's
+	// external storage, as an instance with S3 does: their content route
+	// redirects to a presigned URL (optest.Attachment.External).
+	ExternalAttachments bool
 }
 
 // Defaults of GenOptions.
@@ -91,7 +95,11 @@ func (o GenOptions) normalized() GenOptions {
 // alice and bob and a private project for each), work packages with varied
 // project-management text, comments (some of which carry facts found
 // nowhere else), wiki pages with sparse ids, meetings with agenda items and
-// outcomes, and a few saved queries. The result passes Validate.
+// outcomes, a few saved queries, and attachments of work packages, wiki
+// pages and meetings whose files (text, Markdown, CSV, JSON, HTML, e-mail,
+// DOCX, XLSX, ODT, PDF, PNG, one corrupt, one over 11 MB) are made on
+// demand; AttachmentPhrase and AttachmentKind tell tests what each holds.
+// The result passes Validate.
 //
 // Texts mention each project's codename (a bird name found in no other
 // text): every work package of the private projects of alice ("Nightingale")
@@ -124,6 +132,7 @@ func Generate(o GenOptions) *optest.Dataset {
 	d.TimeEntries = g.genTimeEntries(d.WorkPackages)
 	g.genVersions(d)
 	d.Relations = g.genRelations(d.WorkPackages)
+	d.Attachments = g.genAttachments(d)
 	return d
 }
 
@@ -142,4 +151,7 @@ type generator struct {
 	// Work packages by project, in id order; filled before texts are written.
 	wpByProject [][]int32
 	wpCreated   []int64 // unix seconds, by work package index
+
+	// wikiFiles are the attachments planned with the wiki pages.
+	wikiFiles []filePlan
 }

@@ -522,10 +522,15 @@ func TestGenerateWikiPages(t *testing.T) {
 		if p.UpdatedAt.Before(p.CreatedAt) {
 			t.Errorf("wiki page %d updated before created", p.ID)
 		}
-		for _, a := range p.Attachments {
-			attachments = append(attachments, a.ID)
-			if a.Container.ID != p.ID || a.CreatedAt.Before(p.CreatedAt) {
-				t.Errorf("attachment %+v", a)
+		if len(p.Attachments) != 0 {
+			t.Errorf("wiki page %d has inline attachments", p.ID)
+		}
+		for _, a := range d.Attachments {
+			if a.Container.Href == "/api/v3/wiki_pages/"+strconv.FormatInt(p.ID, 10) {
+				attachments = append(attachments, a.ID)
+				if a.Container.ID != p.ID || a.CreatedAt.Before(p.CreatedAt) || a.CreatedAt.After(p.UpdatedAt) {
+					t.Errorf("attachment %+v", a.Attachment)
+				}
 			}
 		}
 	}

@@ -22,7 +22,6 @@ func (g *generator) genWikiPages() []openproject.WikiPage {
 	taken := map[string]bool{} // project id + slug: titles are unique per wiki
 	first := g.start.Add(48 * time.Hour)
 	step := int64(g.end.Sub(first)/time.Second) / int64(n)
-	var attID int64
 	adr := make([]int, len(g.projects))
 	for i, id := range ids {
 		pi := g.pickProject(r, nil)
@@ -67,8 +66,7 @@ func (g *generator) genWikiPages() []openproject.WikiPage {
 		p.UpdatedAt = updated
 		if r.IntN(5) == 0 {
 			for range 1 + r.IntN(2) {
-				attID++
-				p.Attachments = append(p.Attachments, w.attachment(attID, p, created, updated))
+				g.wikiFiles = append(g.wikiFiles, w.wikiFile(p, pi, created, updated))
 			}
 		}
 	}
@@ -184,24 +182,24 @@ func (w *writer) wikiText(kind int, title string) string {
 	return strings.TrimRight(w.b.String(), "\n")
 }
 
-func (w *writer) attachment(id int64, p *openproject.WikiPage, created, updated time.Time) openproject.Attachment {
+// wikiFile plans an attachment of a wiki page (genAttachments makes
+// it). It draws from the wiki's stream exactly what the metadata-only
+// attachments of earlier versions drew, so that every page stays as it
+// was; the file's name and size come from its kind now, and the draws
+// that picked them are skipped.
+func (w *writer) wikiFile(p *openproject.WikiPage, pi int, created, updated time.Time) filePlan {
 	r := w.r
-	files := []struct{ name, ctype string }{
-		{"architecture-diagram.png", "image/png"}, {"screenshot.png", "image/png"}, {"export.csv", "text/csv"},
-		{"contract-draft.pdf", "application/pdf"}, {"slides.pdf", "application/pdf"}, {"budget.xlsx",
-			"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}, {"notes.md", "text/markdown"},
-	}
-	f := files[r.IntN(len(files))]
-	idStr := strconv.FormatInt(id, 10)
-	return openproject.Attachment{
-		ID:          id,
-		FileName:    f.name,
-		FileSize:    int64(1024 + r.IntN(4<<20)),
-		ContentType: f.ctype,
-		Description: w.text("{N} {for the {g}|as of {date}|}"),
-		DownloadURL: "/api/v3/attachments/" + idStr + "/content",
-		Container:   openproject.Ref{ID: p.ID, Href: "/api/v3/wiki_pages/" + strconv.FormatInt(p.ID, 10), Title: p.Title},
-		Author:      w.g.userRefs[w.person()],
-		CreatedAt:   created.Add(time.Duration(r.Int64N(int64(updated.Sub(created)/time.Second)+1)) * time.Second),
+	_ = r.IntN(7)       // was the file name
+	_ = r.IntN(4 << 20) // was the file size
+	desc := w.text("{N} {for the {g}|as of {date}|}")
+	author := w.person()
+	return filePlan{
+		container: openproject.Ref{ID: p.ID, Href: "/api/v3/wiki_pages/" + strconv.FormatInt(p.ID, 10), Title: p.Title},
+		proj:      pi,
+		wpID:      len(w.g.wpCreated),
+		topic:     p.Title,
+		author:    author,
+		desc:      strings.TrimSpace(desc),
+		created:   created.Add(time.Duration(r.Int64N(int64(updated.Sub(created)/time.Second)+1)) * time.Second),
 	}
 }

@@ -74,6 +74,10 @@ var ExtraKeys = map[string][]string{
 	"attachment.json": {
 		// See OmittedKeys: the code's spelling of "filesize".
 		"fileSize",
+		// The representer renders delete for a caller who may edit the
+		// container or wrote the attachment (attachment_model.yml); the
+		// example's caller could not.
+		"_links.delete",
 	},
 	"meeting.json": {
 		// Participants are not documented in the real meeting payload; the

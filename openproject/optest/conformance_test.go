@@ -44,7 +44,7 @@ var conformanceCases = map[string]conformanceCase{
 	"activity_comment.json":                           {path: "/api/v3/activities/2"},
 	"activity_comment_schema_example.json":            {path: "/api/v3/activities/2", profile: ProfileLegacy},
 	"activity_comment_view_activity_path.json":        {path: "/api/v3/activities/2", profile: ProfileLegacy},
-	"attachment.json":                                 {path: "/api/v3/attachments/1"},
+	"attachment.json":                                 {path: "/api/v3/attachments/2"},
 	"error_400_invalid_query_filter.json":             {path: "/api/v3/work_packages" + srvQ("filters", `[{"bogus":{"operator":"=","values":["1"]}}]`), status: 400, exact: true},
 	"error_400_invalid_query_operator.json":           {path: "/api/v3/work_packages" + srvQ("filters", `[{"status":{"values":[]}}]`), status: 400, exact: true},
 	"error_401_unauthenticated_bad_credentials.json":  {path: "/api/v3/work_packages", key: "wrong-key", status: 401, exact: true},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/opsearch/opsearch/openproject"
@@ -43,6 +44,12 @@ type Dataset struct {
 	// them: a reverse type ("blocked", "precedes", ...) is kept as its
 	// forward type with the ends swapped. Refs need only ids.
 	Relations []openproject.Relation `json:"relations,omitempty"`
+	// Attachments of work packages, wiki pages and meetings, with their
+	// content; Attachment.Container names the container. The inline
+	// WikiPage.Attachments of older data sets are still read, as
+	// attachments of their page without content; a server files both
+	// kinds here, and its Dataset snapshot has them only here.
+	Attachments []Attachment `json:"attachments,omitempty"`
 
 	// Roles, Memberships, Shares and NonMemberRole model permissions. A
 	// data set without them behaves as Project.Members says.
@@ -102,8 +109,24 @@ func LoadDataset(path string) (*Dataset, error) {
 	return &d, nil
 }
 
-// SaveDataset writes d as indented JSON.
+// SaveDataset writes d as indented JSON. Attachments whose content is
+// made on demand (Attachment.Source) are written with the content made,
+// so that the file serves the same attachments without the Source.
 func SaveDataset(path string, d *Dataset) error {
+	if slices.ContainsFunc(d.Attachments, func(a Attachment) bool { return a.Content == nil && a.Source != nil }) {
+		c := *d
+		c.Attachments = make([]Attachment, len(d.Attachments))
+		for i, a := range d.Attachments {
+			if a.Content == nil && a.Source != nil {
+				a.Content = a.Source()
+				if a.FileSize == 0 {
+					a.FileSize = int64(len(a.Content))
+				}
+			}
+			c.Attachments[i] = a
+		}
+		d = &c
+	}
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode dataset: %w", err)
@@ -195,6 +218,9 @@ func (d *Dataset) Validate() error {
 			return fmt.Errorf("meeting %d: unknown project %d", m.ID, m.Project.ID)
 		}
 	}
+	if err := d.validateAttachments(wps, wikis, meetings); err != nil {
+		return err
+	}
 	if err := d.validateTimeEntries(projects, users); err != nil {
 		return err
 	}
@@ -202,6 +228,36 @@ func (d *Dataset) Validate() error {
 		return err
 	}
 	return d.validatePermissions(projects, users, wps)
+}
+
+// validateAttachments checks unique ids, across Attachments and the
+// inline attachments of wiki pages, and that every attachment names an
+// existing container.
+func (d *Dataset) validateAttachments(wps, wikis, meetings map[int64]bool) error {
+	ids := map[int64]bool{}
+	for _, a := range d.Attachments {
+		if a.ID <= 0 || ids[a.ID] {
+			return fmt.Errorf("attachment id %d is missing or duplicated", a.ID)
+		}
+		ids[a.ID] = true
+		c, ok := parseContainer(a.Container)
+		if !ok {
+			return fmt.Errorf("attachment %d: container %q is not a work package, wiki page or meeting", a.ID, a.Container.Href)
+		}
+		exists := map[containerKind]map[int64]bool{containerWP: wps, containerWiki: wikis, containerMeeting: meetings}[c.kind]
+		if !exists[c.id] {
+			return fmt.Errorf("attachment %d: unknown container %s", a.ID, c.href())
+		}
+	}
+	for _, w := range d.WikiPages {
+		for _, a := range w.Attachments {
+			if a.ID <= 0 || ids[a.ID] {
+				return fmt.Errorf("attachment id %d (wiki page %d) is missing or duplicated", a.ID, w.ID)
+			}
+			ids[a.ID] = true
+		}
+	}
+	return nil
 }
 
 // validateTimeEntries checks unique ids, an existing user, a work package

@@ -24,6 +24,17 @@ func TestDataset_SaveLoadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Files made on demand are saved as their content.
+	if len(d.Attachments) == 0 {
+		t.Fatal("no attachments to save")
+	}
+	for i := range d.Attachments {
+		a := &d.Attachments[i]
+		a.Content, a.Source = a.Bytes(), nil
+		if a.FileSize == 0 {
+			a.FileSize = int64(len(a.Content))
+		}
+	}
 	if !reflect.DeepEqual(back, d) {
 		t.Error("loaded data set differs from the saved one")
 	}

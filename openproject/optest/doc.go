@@ -5,7 +5,10 @@
 // work package filter, 404 instead of 403 for hidden resources, per-project
 // permissions from roles (Dataset.Roles, Memberships, the Non member role)
 // and work package shares, internal comments, unpaginated
-// activity lists, comments that move updatedAt but not lockVersion, and the
+// activity lists, comments that move updatedAt but not lockVersion,
+// attachments of work packages, wiki pages and meetings with their
+// content (an External one redirects to a presigned URL of an S3-like
+// storage the server runs on a second listener, storage.go), and the
 // differences between server generations (see Profile). It also injects
 // latency and faults on demand and counts requests.
 //

@@ -22,6 +22,11 @@ type renderer struct {
 	st      *store
 	caller  *User
 	profile Profile
+	// srv presigns the URLs of external attachments; host is the
+	// request's Host, which they use when the storage listens on every
+	// interface ("" when unknown).
+	srv  *Server
+	host string
 
 	visible map[int64]bool
 	// wpVisible memoizes, per project, whether the caller holds
@@ -41,6 +46,7 @@ func (s *Server) newRenderer(caller *User) *renderer {
 		st:         s.st,
 		caller:     caller,
 		profile:    s.opts.Profile,
+		srv:        s,
 		projects:   map[int64]obj{},
 		users:      map[int64]obj{},
 		statuses:   map[int64]obj{},
@@ -151,7 +157,8 @@ func markdownHTML(raw string) string {
 }
 
 // emptyCollection is an unpaginated collection without elements, used for
-// the attachment and emoji-reaction lists the fake does not model.
+// the activity attachment and emoji-reaction lists the fake does not
+// model.
 func emptyCollection(self string) obj {
 	return unpaginatedCollection(self, nil)
 }
@@ -650,36 +657,6 @@ func (r *renderer) activity(a *openproject.Activity) obj {
 	return append(o, kv{"_links", links})
 }
 
-// attachment renders attachment metadata of a wiki page. The property is
-// spelled fileSize as in the code (the spec example says filesize).
-func (r *renderer) attachment(a *openproject.Attachment, w *openproject.WikiPage) obj {
-	self := "/api/v3/attachments/" + itoa(a.ID)
-	sum := md5.Sum([]byte(fmt.Sprintf("%d/%s/%d", a.ID, a.FileName, a.FileSize)))
-	download := self + "/content"
-	if a.DownloadURL != "" {
-		download = a.DownloadURL
-	}
-	ctype := cmp.Or(a.ContentType, "application/octet-stream")
-	author := a.Author.ID
-	return obj{
-		{"_type", "Attachment"},
-		{"_links", obj{
-			{"self", link(self, a.FileName)},
-			{"container", link("/api/v3/wiki_pages/"+itoa(w.ID), w.Title)},
-			{"author", r.userLink(author)},
-			{"staticDownloadLocation", link(self+"/content", "")},
-			{"downloadLocation", link(download, "")},
-		}},
-		{"id", a.ID},
-		{"fileName", a.FileName},
-		{"fileSize", a.FileSize},
-		{"description", formattable("plain", a.Description)},
-		{"contentType", ctype},
-		{"digest", obj{{"algorithm", "md5"}, {"hash", hex.EncodeToString(sum[:])}}},
-		{"createdAt", fmtTime(a.CreatedAt)},
-	}
-}
-
 // wikiPage renders a wiki page. Legacy servers (13–17) expose only id,
 // title and the project; the current profile adds what the newest
 // WikiPageRepresenter renders: slug, text, lockVersion and timestamps.
@@ -783,7 +760,7 @@ func (r *renderer) meeting(m *openproject.Meeting) obj {
 		kv{"project", r.projectLink(m.Project.ID)},
 		kv{"participants", participants},
 	)
-	emb := obj{{"attachments", emptyCollection(self + "/attachments")}}
+	emb := obj{{"attachments", r.attachmentCollection(container{containerMeeting, m.ID})}}
 	if u, ok := r.user(m.Author.ID); ok {
 		emb = append(emb, kv{"author", u})
 	}

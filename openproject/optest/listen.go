@@ -23,11 +23,18 @@ type Instance struct {
 
 // Listen serves a Server for a deep copy of d (see NewServer) on addr,
 // "host:port"; port 0 picks a free one. Like NewServer it does not
-// validate d. The error is net.Listen's.
+// validate d. Without Options.StorageAddr the external storage listens on
+// a free port of the same host, so that a fake reachable from other
+// machines has a reachable storage too. The error is net.Listen's.
 func Listen(addr string, d *Dataset, opts Options) (*Instance, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
+	}
+	if opts.StorageAddr == "" {
+		if host, _, err := net.SplitHostPort(ln.Addr().String()); err == nil {
+			opts.StorageAddr = net.JoinHostPort(host, "0")
+		}
 	}
 	s := NewServer(d, opts)
 	in := &Instance{

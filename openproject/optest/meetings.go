@@ -64,17 +64,6 @@ func (s *Server) getMeeting(ex *exchange, args []string) {
 	ex.sendHAL(http.StatusOK, o)
 }
 
-func (s *Server) listMeetingAttachments(ex *exchange, args []string) {
-	s.st.mu.RLock()
-	m, ok := s.visibleMeeting(ex.user, args[0])
-	s.st.mu.RUnlock()
-	if !ok {
-		ex.sendAPIError(errNotFound(msgNotFound))
-		return
-	}
-	ex.sendHAL(http.StatusOK, emptyCollection("/api/v3/meetings/"+itoa(m.ID)+"/attachments"))
-}
-
 // sortedAgenda returns a meeting's agenda items by position, then id.
 func sortedAgenda(m *openproject.Meeting) []*openproject.AgendaItem {
 	items := make([]*openproject.AgendaItem, len(m.AgendaItems))

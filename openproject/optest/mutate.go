@@ -512,8 +512,10 @@ func (s *Server) deleteWPLocked(id int64) {
 	}
 	delete(s.st.actsByWP, id)
 	s.st.deleteTimeEntriesOfWP(id)
-	// The real server deletes a work package's relations with it.
+	// The real server deletes a work package's relations and
+	// attachments with it.
 	s.st.deleteRelationsOf(id)
+	s.st.removeAttachmentsOf(container{containerWP, id})
 	delete(s.st.wps, id)
 	delete(s.st.search, id)
 	if i := s.st.wpIndex(id); i >= 0 {
@@ -719,7 +721,9 @@ func (s *Server) DeleteWorkPackage(id int64) error {
 
 // AddWikiPage adds a wiki page and returns the stored copy. It gets the
 // next free id unless p.ID is set and unused; timestamps default to the
-// server clock. Attachments need ids unique across all wiki pages.
+// server clock. Its inline Attachments are filed as the page's
+// attachments (without content; see AddAttachment for files) and need
+// ids of their own; the copy returned lists them.
 func (s *Server) AddWikiPage(p openproject.WikiPage) (openproject.WikiPage, error) {
 	now := s.clock()
 	s.st.mu.Lock()
@@ -727,10 +731,12 @@ func (s *Server) AddWikiPage(p openproject.WikiPage) (openproject.WikiPage, erro
 	if _, ok := s.st.projects[p.Project.ID]; !ok {
 		return openproject.WikiPage{}, fmt.Errorf("add wiki page: project %d: %w", p.Project.ID, ErrInvalidEntity)
 	}
+	seen := map[int64]bool{}
 	for _, a := range p.Attachments {
-		if _, taken := s.st.attachments[a.ID]; taken || a.ID <= 0 {
+		if _, taken := s.st.atts[a.ID]; taken || a.ID <= 0 || seen[a.ID] {
 			return openproject.WikiPage{}, fmt.Errorf("add wiki page: attachment id %d: %w", a.ID, ErrInvalidEntity)
 		}
+		seen[a.ID] = true
 	}
 	p = cloneWiki(p)
 	if _, taken := s.st.wikis[p.ID]; p.ID <= 0 || taken {
@@ -743,16 +749,21 @@ func (s *Server) AddWikiPage(p openproject.WikiPage) (openproject.WikiPage, erro
 	if p.UpdatedAt.IsZero() {
 		p.UpdatedAt = p.CreatedAt
 	}
+	inline := p.Attachments
+	p.Attachments = nil
 	s.st.wikis[p.ID] = &p
-	for _, a := range p.Attachments {
-		s.st.attachments[a.ID] = p.ID
+	out := cloneWiki(p)
+	for _, a := range inline {
+		sa := newStoredAttachment(Attachment{Attachment: a}, container{containerWiki, p.ID})
+		s.st.addAttachment(sa)
+		out.Attachments = append(out.Attachments, sa.Attachment.Attachment)
 	}
-	return cloneWiki(p), nil
+	return out, nil
 }
 
 // UpdateWikiPage changes a wiki page through fn; lockVersion goes up by one
 // and updatedAt becomes the server time. fn cannot change the id or the
-// attachments.
+// attachments (see AddAttachment and DeleteAttachment).
 func (s *Server) UpdateWikiPage(id int64, fn func(*openproject.WikiPage)) error {
 	now := s.clock()
 	s.st.mu.Lock()
@@ -767,7 +778,7 @@ func (s *Server) UpdateWikiPage(id int64, fn func(*openproject.WikiPage)) error 
 		return fmt.Errorf("update wiki page %d: project %d: %w", id, next.Project.ID, ErrInvalidEntity)
 	}
 	next.ID = id
-	next.Attachments = w.Attachments
+	next.Attachments = nil
 	next.LockVersion = w.LockVersion + 1
 	next.UpdatedAt = now
 	*w = next
@@ -778,13 +789,10 @@ func (s *Server) UpdateWikiPage(id int64, fn func(*openproject.WikiPage)) error 
 func (s *Server) DeleteWikiPage(id int64) error {
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
-	w, ok := s.st.wikis[id]
-	if !ok {
+	if _, ok := s.st.wikis[id]; !ok {
 		return fmt.Errorf("delete wiki page %d: %w", id, ErrUnknownEntity)
 	}
-	for _, a := range w.Attachments {
-		delete(s.st.attachments, a.ID)
-	}
+	s.st.removeAttachmentsOf(container{containerWiki, id})
 	delete(s.st.wikis, id)
 	return nil
 }
@@ -868,7 +876,7 @@ func (s *Server) UpdateMeeting(id int64, fn func(*openproject.Meeting)) error {
 	return nil
 }
 
-// DeleteMeeting removes a meeting and its agenda items.
+// DeleteMeeting removes a meeting, its agenda items and its attachments.
 func (s *Server) DeleteMeeting(id int64) error {
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
@@ -877,9 +885,60 @@ func (s *Server) DeleteMeeting(id int64) error {
 		return fmt.Errorf("delete meeting %d: %w", id, ErrUnknownEntity)
 	}
 	s.unindexAgendaLocked(m)
+	s.st.removeAttachmentsOf(container{containerMeeting, id})
 	delete(s.st.meetings, id)
 	if i, found := slices.BinarySearch(s.st.meetingOrder, id); found {
 		s.st.meetingOrder = slices.Delete(s.st.meetingOrder, i, i+1)
 	}
+	return nil
+}
+
+// AddAttachment attaches a file to the work package, wiki page or meeting
+// that a.Container.Href names, as an upload through the API would, and
+// returns the stored metadata. It gets the next id when a.ID is 0;
+// FileSize defaults to the content's length and CreatedAt to the server
+// clock. Like Attachments::CreateService#touch_journable on the real
+// server it moves the container's updatedAt to the server time and
+// leaves its lockVersion alone.
+func (s *Server) AddAttachment(a Attachment) (openproject.Attachment, error) {
+	now := s.clock()
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	c, ok := parseContainer(a.Container)
+	if !ok {
+		return openproject.Attachment{}, fmt.Errorf("add attachment: container %q: %w", a.Container.Href, ErrInvalidEntity)
+	}
+	if _, _, ok := s.st.containerInfo(c); !ok {
+		return openproject.Attachment{}, fmt.Errorf("add attachment: container %s: %w", c.href(), ErrInvalidEntity)
+	}
+	if _, taken := s.st.atts[a.ID]; a.ID < 0 || taken {
+		return openproject.Attachment{}, fmt.Errorf("add attachment: id %d: %w", a.ID, ErrInvalidEntity)
+	}
+	if a.ID == 0 {
+		a.ID = s.st.nextAttachment + 1
+	}
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = now
+	}
+	sa := newStoredAttachment(a, c)
+	if sa.FileSize == 0 {
+		sa.FileSize, _ = sa.sizeAndDigest()
+	}
+	s.st.addAttachment(sa)
+	s.st.touchContainer(c, now)
+	return sa.Attachment.Attachment, nil
+}
+
+// DeleteAttachment removes an attachment, as DELETE /attachments/{id}
+// does, and moves its container's updatedAt to the server time.
+func (s *Server) DeleteAttachment(id int64) error {
+	now := s.clock()
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	a, ok := s.st.removeAttachment(id)
+	if !ok {
+		return fmt.Errorf("delete attachment %d: %w", id, ErrUnknownEntity)
+	}
+	s.st.touchContainer(a.in, now)
 	return nil
 }

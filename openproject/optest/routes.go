@@ -53,6 +53,8 @@ func (s *Server) endpoints() []endpoint {
 		{get, "/wiki_pages/{id}", s.getWikiPage},
 		{get, "/wiki_pages/{id}/attachments", s.listWikiAttachments},
 		{get, "/attachments/{id}", s.getAttachment},
+		{del, "/attachments/{id}", s.deleteAttachment},
+		{get, "/attachments/{id}/content", s.getAttachmentContent},
 		{get, "/meetings", s.listMeetings},
 		{get, "/meetings/{id}", s.getMeeting},
 		{get, "/meetings/{id}/attachments", s.listMeetingAttachments},

@@ -62,6 +62,13 @@ type Options struct {
 	// CoreVersion is what GET /api/v3 shows administrators. "" picks a
 	// version typical of the profile.
 	CoreVersion string
+	// StorageAddr is the listen address ("host:port", port 0 for a free
+	// one) of the external object storage that serves External
+	// attachments through presigned URLs, like S3 on another host. ""
+	// means "127.0.0.1:0". The storage starts when the first presigned
+	// URL is made, whether the Server runs under Listen or as a plain
+	// http.Handler, and stops with Close.
+	StorageAddr string
 }
 
 // Server is the fake OpenProject server. It is an http.Handler; Listen
@@ -87,6 +94,10 @@ type Server struct {
 	closeOnce sync.Once
 
 	mux *http.ServeMux // the endpoints (routes.go)
+
+	// storage serves External attachments on a listener of its own
+	// (storage.go).
+	storage *storage
 
 	// gzips reuses gzip writers: a new one allocates about a megabyte,
 	// which for 100,000 activities requests was most of what a sync
@@ -122,6 +133,7 @@ func NewServer(d *Dataset, opts Options) *Server {
 	}
 	s.setFaultsLocked(opts.Faults)
 	s.mux = s.newMux()
+	s.storage = newStorage(s, cmp.Or(opts.StorageAddr, "127.0.0.1:0"))
 	return s
 }
 
@@ -150,10 +162,13 @@ func (s *Server) clock() time.Time {
 }
 
 // Close releases requests that are blocked by a hang fault or sleeping in
-// injected latency, so an HTTP server wrapping s can shut down. The
-// server keeps answering requests after Close, without delays.
+// injected latency, so an HTTP server wrapping s can shut down, and stops
+// the external storage's listener (waiting for it). The server keeps
+// answering API requests after Close, without delays; the content of
+// External attachments is then answered with 500, as the storage is gone.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() { close(s.done) })
+	s.storage.close()
 }
 
 // Dataset returns a deep copy of the current state.
@@ -388,6 +403,17 @@ const gzipMinSize = 1024
 // send writes a complete response: headers, optional gzip, optional
 // truncation fault.
 func (ex *exchange) send(status int, contentType string, body []byte, header map[string]string) {
+	ex.write(status, contentType, body, header, true)
+}
+
+// sendRaw is send without gzip, for files: the real server sends them as
+// they are, with their length.
+func (ex *exchange) sendRaw(status int, contentType string, body []byte, header map[string]string) {
+	ex.write(status, contentType, body, header, false)
+}
+
+// write writes a complete response; compress allows gzip.
+func (ex *exchange) write(status int, contentType string, body []byte, header map[string]string, compress bool) {
 	h := ex.w.Header()
 	for k, v := range header {
 		h.Set(k, v)
@@ -405,7 +431,7 @@ func (ex *exchange) send(status int, contentType string, body []byte, header map
 		}
 		return
 	}
-	if len(body) >= gzipMinSize && acceptsGzip(ex.r) {
+	if compress && len(body) >= gzipMinSize && acceptsGzip(ex.r) {
 		var buf bytes.Buffer
 		zw, _ := ex.s.gzips.Get().(*gzip.Writer)
 		if zw == nil {

@@ -39,6 +39,10 @@ func srvDay(month time.Month, day int) time.Time {
 //	          2 closed task in demo, 3 open in alice-private,
 //	          4 open in bob-private, 5 open child of 1 in demo,
 //	          10..59 in bulk: even ids closed, odd ids open
+//	attachments: 1 guide.pdf inline on wiki page 1 (metadata only),
+//	          2 cat.png on wp 1, 3 plan.txt on wp 4 (bob-private),
+//	          4 minutes.md on meeting 1, 5 export.csv on wp 1 (external
+//	          storage), 6 secret.txt on meeting 2 (bob-private)
 func srvDataset() *Dataset {
 	pct := 40
 	d := &Dataset{
@@ -100,6 +104,18 @@ func srvDataset() *Dataset {
 			{ID: 2, Title: "Bob private meeting", StartTime: time.Date(2024, 1, 1, 9, 0, 0, 0, time.UTC), EndTime: time.Date(2024, 1, 1, 10, 0, 0, 0, time.UTC), Project: openproject.Ref{ID: 3}, Author: openproject.Ref{ID: 3}, CreatedAt: srvDay(1, 1), UpdatedAt: srvDay(1, 1)},
 			{ID: 3, Title: "Retro", StartTime: time.Date(2024, 6, 1, 9, 0, 0, 0, time.UTC), EndTime: time.Date(2024, 6, 1, 10, 0, 0, 0, time.UTC), Project: openproject.Ref{ID: 1}, Author: openproject.Ref{ID: 1}, CreatedAt: srvDay(5, 1), UpdatedAt: srvDay(5, 1)},
 		},
+		Attachments: []Attachment{
+			{Attachment: openproject.Attachment{ID: 2, FileName: "cat.png", ContentType: "image/png", Description: "A picture of a cute cat",
+				Container: openproject.Ref{Href: "/api/v3/work_packages/1"}, Author: openproject.Ref{ID: 2}, CreatedAt: srvDay(1, 6)}, Content: []byte(srvCatPNG)},
+			{Attachment: openproject.Attachment{ID: 3, FileName: "plan.txt", ContentType: "text/plain",
+				Container: openproject.Ref{ID: 4, Href: "/api/v3/work_packages/4"}, Author: openproject.Ref{ID: 3}, CreatedAt: srvDay(1, 6)}, Content: []byte("Bob's secret plan, in full.\n")},
+			{Attachment: openproject.Attachment{ID: 4, FileName: "minutes.md", ContentType: "text/markdown", Description: "Minutes",
+				Container: openproject.Ref{Href: "/api/v3/meetings/1"}, Author: openproject.Ref{ID: 2}, CreatedAt: srvDay(6, 2)}, Content: []byte("# Weekly sync\n\nWe fixed the *login*.\n")},
+			{Attachment: openproject.Attachment{ID: 5, FileName: "export 2024 \"final\".csv", ContentType: "text/csv",
+				Container: openproject.Ref{Href: "/api/v3/work_packages/1"}, Author: openproject.Ref{ID: 1}, CreatedAt: srvDay(1, 7)}, Content: []byte("id,subject\n1,Login page broken\n"), External: true},
+			{Attachment: openproject.Attachment{ID: 6, FileName: "secret.txt", ContentType: "text/plain",
+				Container: openproject.Ref{Href: "/api/v3/meetings/2"}, Author: openproject.Ref{ID: 3}, CreatedAt: srvDay(1, 1)}, Content: []byte("only bob")},
+		},
 		Queries: []openproject.Query{
 			{ID: 1, Name: "All open", Project: &openproject.Ref{ID: 1}, Public: true, Starred: true, CreatedAt: srvDay(1, 1), UpdatedAt: srvDay(1, 1)},
 			{ID: 2, Name: "Private view", Project: &openproject.Ref{ID: 1}, CreatedAt: srvDay(1, 1), UpdatedAt: srvDay(1, 1)},
@@ -120,6 +136,9 @@ func srvDataset() *Dataset {
 	}
 	return d
 }
+
+// srvCatPNG is a 1x1 PNG, the content of attachment 2.
+const srvCatPNG = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\b\x02\x00\x00\x00\x90wS\xde\x00\x00\x00\x10IDATx\x9cb\xfa\xdf\xc0\x00\b\x00\x00\xff\xff\x04\t\x01\x82$\xc1\x835\x00\x00\x00\x00IEND\xaeB`\x82"
 
 // Counts of the test data set, as alice sees it.
 const (

@@ -48,8 +48,14 @@ type store struct {
 	actsByWP map[int64][]*openproject.Activity // ascending ids
 
 	wikis map[int64]*openproject.WikiPage
-	// attachments maps an attachment id to the wiki page holding it.
-	attachments map[int64]int64
+
+	// atts are the attachments of work packages, wiki pages and
+	// meetings, by id; attsIn lists each container's, ascending ids. A
+	// data set's inline WikiPage.Attachments are filed here too, so the
+	// wiki pages of the store carry none.
+	atts           map[int64]*storedAttachment
+	attsIn         map[container][]int64
+	nextAttachment int64
 
 	meetings     map[int64]*openproject.Meeting
 	meetingOrder []int64
@@ -100,7 +106,8 @@ func newStore(d *Dataset) *store {
 		acts:         make(map[int64]*openproject.Activity, len(d.Activities)),
 		actsByWP:     make(map[int64][]*openproject.Activity, len(d.WorkPackages)),
 		wikis:        map[int64]*openproject.WikiPage{},
-		attachments:  map[int64]int64{},
+		atts:         make(map[int64]*storedAttachment, len(d.Attachments)),
+		attsIn:       map[container][]int64{},
 		meetings:     map[int64]*openproject.Meeting{},
 		agenda:       map[int64]int64{},
 		queries:      map[int64]*openproject.Query{},
@@ -160,9 +167,6 @@ func newStore(d *Dataset) *store {
 		w := &d.WikiPages[i]
 		s.wikis[w.ID] = w
 		s.nextWiki = max(s.nextWiki, w.ID)
-		for _, a := range w.Attachments {
-			s.attachments[a.ID] = w.ID
-		}
 	}
 	for i := range d.Meetings {
 		m := &d.Meetings[i]
@@ -198,7 +202,29 @@ func newStore(d *Dataset) *store {
 	for _, cv := range d.CustomValues {
 		s.customValues[cv.WorkPackageID] = append(s.customValues[cv.WorkPackageID], cv)
 	}
+	s.indexAttachments(d)
 	return s
+}
+
+// indexAttachments files the data set's attachments, then the inline
+// attachments of its wiki pages (the older form of a data set), which
+// leaves the pages without. An attachment whose container cannot be
+// read or whose id is taken is left out (Validate refuses both).
+func (s *store) indexAttachments(d *Dataset) {
+	for _, a := range d.Attachments {
+		if c, ok := parseContainer(a.Container); ok && a.ID > 0 && s.atts[a.ID] == nil {
+			s.addAttachment(newStoredAttachment(a, c))
+		}
+	}
+	for i := range d.WikiPages {
+		w := &d.WikiPages[i]
+		for _, a := range w.Attachments {
+			if a.ID > 0 && s.atts[a.ID] == nil {
+				s.addAttachment(newStoredAttachment(Attachment{Attachment: a}, container{containerWiki, w.ID}))
+			}
+		}
+		w.Attachments = nil
+	}
 }
 
 // reindexSearch recomputes the full-text blob of one work package. Callers
@@ -388,6 +414,19 @@ func (s *store) snapshot() *Dataset {
 	for _, id := range s.relationOrder {
 		d.Relations = append(d.Relations, cloneRelation(*s.relations[id]))
 	}
+	if len(s.atts) > 0 {
+		ids := make([]int64, 0, len(s.atts))
+		for id := range s.atts {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		d.Attachments = make([]Attachment, 0, len(ids))
+		for _, id := range ids {
+			a := cloneAttachment(s.atts[id].Attachment)
+			a.Container.ID = s.atts[id].in.id
+			d.Attachments = append(d.Attachments, a)
+		}
+	}
 	d.Roles = cloneRoles(s.perm.roles)
 	d.Memberships = cloneMemberships(s.perm.memberships)
 	// Shares of deleted work packages went with them.
@@ -460,6 +499,12 @@ func cloneDataset(d *Dataset) *Dataset {
 		c.Relations = make([]openproject.Relation, len(d.Relations))
 		for i, r := range d.Relations {
 			c.Relations[i] = cloneRelation(r)
+		}
+	}
+	if d.Attachments != nil {
+		c.Attachments = make([]Attachment, len(d.Attachments))
+		for i, a := range d.Attachments {
+			c.Attachments[i] = cloneAttachment(a)
 		}
 	}
 	c.Roles = cloneRoles(d.Roles)

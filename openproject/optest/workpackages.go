@@ -174,14 +174,3 @@ func (s *Server) getWorkPackage(ex *exchange, args []string) {
 	}
 	ex.sendHAL(http.StatusOK, o)
 }
-
-func (s *Server) listWorkPackageAttachments(ex *exchange, args []string) {
-	s.st.mu.RLock()
-	wp, ok := s.visibleWP(ex.user, args[0])
-	s.st.mu.RUnlock()
-	if !ok {
-		ex.sendAPIError(errNotFound(msgWPNotFound))
-		return
-	}
-	ex.sendHAL(http.StatusOK, emptyCollection("/api/v3/work_packages/"+itoa(wp.ID)+"/attachments"))
-}
