@@ -139,10 +139,12 @@ func FromProject(p openproject.Project) Document {
 }
 
 // FromAttachment builds an attachment's document: its file name as the
-// title, its description and extracted text as the body, and its
-// container's title among its words, so "the spreadsheet on the login
-// bug" finds it. An attachment without a container opsearch indexes has
-// no document (ok false).
+// title, its description and extracted text as the body. Its container's
+// title is not among its words: every file of a work package would
+// otherwise answer every query its subject answers, burying the results
+// (the container ranks with a matching file instead; search's
+// followContainers). An attachment without a container opsearch indexes
+// has no document (ok false).
 func FromAttachment(a openproject.Attachment) (d Document, ok bool) {
 	ck := a.ContainerKind()
 	if ck == "" {
@@ -155,7 +157,7 @@ func FromAttachment(a openproject.Attachment) (d Document, ok bool) {
 	return Document{
 		ID: DocID(kind.Attachment, a.ID), Kind: kind.Attachment, EntityID: a.ID,
 		ProjectID: a.Project.ID, ProjectName: a.Project.Title,
-		Title: a.FileName, Body: body, Location: a.Container.Title,
+		Title: a.FileName, Body: body,
 		Author: a.Author.Title, UpdatedAt: a.CreatedAt,
 		Container: DocID(ck, a.Container.ID),
 	}, true

@@ -709,7 +709,6 @@ func recordOf(c *candidate) scorer.Record {
 			{Name: "file_name", Weight: 3, Values: []string{a.FileName}},
 			{Name: "description", Weight: 1, Values: []string{openproject.PlainText(a.Description)}},
 			{Name: "text", Weight: 1, Values: []string{a.Text}},
-			{Name: "container", Weight: 0.5, Values: []string{a.Container.Title}},
 		}
 	}
 	return r

@@ -166,6 +166,19 @@ func visible(d *optest.Dataset, key string) map[kind.Kind][]int64 {
 			out[kind.Meeting] = append(out[kind.Meeting], m.ID)
 		}
 	}
+	// A file is visible where its container is.
+	shows := map[kind.Kind]map[int64]bool{}
+	for _, k := range []kind.Kind{kind.WorkPackage, kind.WikiPage, kind.Meeting} {
+		shows[k] = map[int64]bool{}
+		for _, id := range out[k] {
+			shows[k][id] = true
+		}
+	}
+	for _, a := range d.Attachments {
+		if shows[a.ContainerKind()][a.Container.ID] {
+			out[kind.Attachment] = append(out[kind.Attachment], a.ID)
+		}
+	}
 	for k := range out {
 		slices.Sort(out[k])
 	}
@@ -223,6 +236,12 @@ func dump(t testing.TB, st *store.Store) map[string]string {
 	check(st.ScanMeetings(ctx, 500, func(ms []openproject.Meeting) error {
 		for _, m := range ms {
 			put(kind.Meeting, m.ID, m)
+		}
+		return nil
+	}))
+	check(st.ScanAttachments(ctx, 500, func(as []openproject.Attachment) error {
+		for _, a := range as {
+			put(kind.Attachment, a.ID, a)
 		}
 		return nil
 	}))

@@ -50,7 +50,9 @@ func TestSync_CommitsOverlapFetches(t *testing.T) {
 		}
 		idx := slowIndex{memIndex: newMemIndex(), perDoc: time.Millisecond}
 		const pageSize, conc = 100, 4
-		w := NewWorker(c, openStore(t), idx, Options{PageSize: pageSize, Concurrency: conc, WikiDeepMissRun: 1})
+		// Attachments off: their lists would double the latency this
+		// test measures the overlap of.
+		w := NewWorker(c, openStore(t), idx, Options{PageSize: pageSize, Concurrency: conc, WikiDeepMissRun: 1, Attachments: AttachmentOptions{Off: true}})
 		start := time.Now()
 		rep, err := w.Sync(t.Context())
 		if err != nil {

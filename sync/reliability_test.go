@@ -32,6 +32,10 @@ const forever = 1 << 30
 func reliabilityData() *optest.Dataset {
 	d := opgen.Generate(smallGen)
 	d.WikiPages = slices.DeleteFunc(d.WikiPages, func(p openproject.WikiPage) bool { return p.ID > 900 })
+	// The files of the pages dropped go with them.
+	d.Attachments = slices.DeleteFunc(d.Attachments, func(a optest.Attachment) bool {
+		return a.ContainerKind() == kind.WikiPage && a.Container.ID > 900
+	})
 	return d
 }
 
