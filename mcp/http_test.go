@@ -363,6 +363,34 @@ func checkSearch(ctx context.Context, search func(q string) (searchOut, error), 
 	return nil
 }
 
+// checkGetAttachment: openproject_get_attachment gives u their own file's
+// text, and for the other user's file an error that holds nothing of it.
+func checkGetAttachment(ctx context.Context, e *httpEnv, u user, own int64, ownPhrase string, other int64, otherPhrase string) error {
+	cs, err := e.connectStreamable(ctx, "/mcp", map[string]string{"Authorization": "Bearer " + u.key})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cs.Close() }()
+	var got struct {
+		Text string `json:"text"`
+	}
+	if err := httpCall(ctx, cs, "openproject_get_attachment", map[string]any{"id": own}, &got); err != nil {
+		return fmt.Errorf("get own attachment: %w", err)
+	}
+	if !strings.Contains(got.Text, ownPhrase) {
+		return fmt.Errorf("own attachment's text %q lacks %q", got.Text, ownPhrase)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "openproject_get_attachment", Arguments: map[string]any{"id": other}})
+	if err != nil {
+		return err
+	}
+	raw, _ := json.Marshal(res)
+	if !res.IsError || strings.Contains(string(raw), otherPhrase) || strings.Contains(string(raw), "private-notes") {
+		return fmt.Errorf("LEAK: the other user's attachment %d answered %s", other, raw)
+	}
+	return nil
+}
+
 // user is one test user with their codename and private project.
 type user struct {
 	name, key, codename, other string
@@ -462,6 +490,37 @@ func testIsolation(t *testing.T, team string) {
 	e := newHTTPEnv(t, httpEnvOpts{team: team})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	// A file in each private project whose words are in no other text:
+	// its owner finds it, the other user never does, by any transport,
+	// and cannot read it by id.
+	files := map[string]struct {
+		phrase string
+		id     int64
+	}{}
+	for name, f := range map[string]struct {
+		project int64
+		phrase  string
+	}{"alice": {e.alice, "juniper filament crossword"}, "bob": {e.bob, "saffron periscope almanac"}} {
+		var wp int64
+		for _, w := range e.op.Dataset().WorkPackages {
+			if w.Project.ID == f.project {
+				wp = w.ID
+				break
+			}
+		}
+		a, err := e.op.AddAttachment(optest.Attachment{
+			Attachment: openproject.Attachment{FileName: name + "-private-notes.txt", ContentType: "text/plain",
+				Container: openproject.Ref{ID: wp, Href: fmt.Sprintf("/api/v3/work_packages/%d", wp)}},
+			Content: []byte("Private notes: the " + f.phrase + " stays in this project."),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = struct {
+			phrase string
+			id     int64
+		}{f.phrase, a.ID}
+	}
 	e.syncUsers(ctx)
 
 	type transport struct {
@@ -535,10 +594,24 @@ func testIsolation(t *testing.T, team string) {
 					}
 					defer done()
 					// Several rounds, interleaved with the other user's.
+					other := "alice"
+					if u.name == "alice" {
+						other = "bob"
+					}
 					for range 5 {
 						if err := checkSearch(ctx, search, u.codename, u.other, u.project, u.otherProject); err != nil {
 							errs <- fmt.Errorf("%s: %w", u.name, err)
 							return
+						}
+						// The same of the text inside attached files.
+						if err := checkSearch(ctx, search, files[u.name].phrase, files[other].phrase, u.project, u.otherProject); err != nil {
+							errs <- fmt.Errorf("%s, attached files: %w", u.name, err)
+							return
+						}
+					}
+					if tr.name == "streamable" {
+						if err := checkGetAttachment(ctx, e, u, files[u.name].id, files[u.name].phrase, files[other].id, files[other].phrase); err != nil {
+							errs <- fmt.Errorf("%s: %w", u.name, err)
 						}
 					}
 				})

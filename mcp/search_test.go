@@ -45,7 +45,13 @@ type searchEnv struct {
 // over it.
 func newSearchEnv(t testing.TB, opts mcp.Options) *searchEnv {
 	t.Helper()
-	data := opgen.Generate(searchGen)
+	return newSearchEnvOf(t, searchGen, opts)
+}
+
+// newSearchEnvOf is newSearchEnv of the instance gen generates.
+func newSearchEnvOf(t testing.TB, gen opgen.GenOptions, opts mcp.Options) *searchEnv {
+	t.Helper()
+	data := opgen.Generate(gen)
 	fake, base := optesting.Start(t, data, optest.Options{})
 	e := &searchEnv{fake: fake, data: data, base: base, client: testClient(t, base, optest.AliceKey)}
 	u, err := sync.OpenUser(t.Context(), t.TempDir(), e.client, sync.UserOptions{})
