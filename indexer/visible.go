@@ -185,11 +185,35 @@ func visibleDocs(ctx context.Context, r index.IndexReader, v *Visibility) (*roar
 		bm.Or(docs)
 	}
 	for _, id := range v.Except {
-		docs, err := withAttachments(ctx, r, id)
+		iid, err := r.InternalID(id)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("look up %s: %w", id, err)
 		}
-		bm.AndNot(docs)
+		if len(iid) == 8 {
+			bm.Remove(internalNum(iid))
+		}
+	}
+	// A hidden document hides its attachments, unless the user still sees
+	// the other form of its work package: Except names the whole work
+	// package where its public twin shows instead, and the reverse.
+	for _, id := range v.Except {
+		base := strings.TrimSuffix(id, publicSuffix)
+		shown := false
+		for _, form := range []string{base, base + publicSuffix} {
+			iid, err := r.InternalID(form)
+			if err != nil {
+				return nil, fmt.Errorf("look up %s: %w", form, err)
+			}
+			shown = shown || (len(iid) == 8 && bm.Contains(internalNum(iid)))
+		}
+		if shown {
+			continue
+		}
+		att, err := termDocs(ctx, r, fieldContainer, base)
+		if err != nil {
+			return nil, fmt.Errorf("read attachments of %s: %w", base, err)
+		}
+		bm.AndNot(att)
 	}
 	return bm, nil
 }
