@@ -111,6 +111,9 @@ type SearchOptions struct {
 	// Visibility): the answer is the one an index of those documents
 	// alone would give.
 	Visible *Visibility
+	// IDs, when set, restricts the search to these documents: whether
+	// they match the query, not how they rank among the rest.
+	IDs []string
 }
 
 // Hit is one search result: the document id, its score, and where it

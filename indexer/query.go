@@ -886,6 +886,9 @@ func (b *Bleve) exactQuery(q string) query.Query {
 // filterQuery is the conjunction of the structured restrictions, or nil.
 func (b *Bleve) filterQuery(opts SearchOptions) query.Query {
 	var must []query.Query
+	if len(opts.IDs) > 0 {
+		must = append(must, query.NewDocIDQuery(opts.IDs))
+	}
 	anyOf := func(field string, vals []string) {
 		if len(vals) == 0 {
 			return

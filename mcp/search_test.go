@@ -271,7 +271,7 @@ func TestSearchTools_Valid(t *testing.T) {
 		if r.Score <= 0 || len(r.MatchedFields) == 0 || r.Title == "" || r.Project == nil || r.UpdatedAt == nil {
 			t.Errorf("result lacks fields: %+v", r)
 		}
-		if !a.Index.Ready || !a.Index.Complete || len(a.Index.Kinds) != 4 || a.Index.Note != "" {
+		if !a.Index.Ready || !a.Index.Complete || len(a.Index.Kinds) != 5 || a.Index.Note != "" {
 			t.Errorf("index block: %+v", a.Index)
 		}
 		for k, kf := range a.Index.Kinds {

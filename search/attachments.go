@@ -24,9 +24,12 @@ import (
 // (indexer.Visibility), so its container may be shown. Whether the
 // searcher may read the container's internal comments is not known
 // here, so a container loaded this way carries none.
-func (e *Engine) followContainers(ctx context.Context, rs []ranked, q Query) ([]ranked, error) {
+//
+// added names the containers it loaded (by document id): the caller
+// leaves them out of the index's tail, so paging shows each result once.
+func (e *Engine) followContainers(ctx context.Context, rs []ranked, q Query) (out []ranked, added map[string]bool, err error) {
 	if q.Exact || len(q.Statuses) > 0 || !slices.ContainsFunc(rs, func(r ranked) bool { return r.c.att != nil }) {
-		return rs, nil
+		return rs, nil, nil
 	}
 	pos := map[string]int{}
 	for i, r := range rs {
@@ -54,13 +57,14 @@ func (e *Engine) followContainers(ctx context.Context, rs []ranked, q Query) ([]
 	}
 	loaded, err := e.hydrate(ctx, missing)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	extra := map[string]*candidate{}
 	for _, c := range loaded {
 		extra[c.hit.ID] = c
 	}
-	out := make([]ranked, 0, len(rs)+len(loaded))
+	out = make([]ranked, 0, len(rs)+len(loaded))
+	added = map[string]bool{}
 	placed := map[string]bool{}
 	for i, r := range rs {
 		if a := r.c.att; a != nil && r.match == MatchGood {
@@ -80,7 +84,7 @@ func (e *Engine) followContainers(ctx context.Context, rs []ranked, q Query) ([]
 				} else if c := extra[id]; c != nil {
 					out = append(out, ranked{c: c, coverage: r.coverage, words: r.words, match: MatchGood, via: via,
 						res: scorer.Result{ID: c.hit.ID, MatchedFields: []string{"attachment"}}})
-					placed[id] = true
+					placed[id], added[id] = true, true
 				}
 			}
 		}
@@ -92,7 +96,7 @@ func (e *Engine) followContainers(ctx context.Context, rs []ranked, q Query) ([]
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, added, nil
 }
 
 // StoredAttachment returns attachment id as the store holds it, with its

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -366,11 +367,12 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 	if !q.Exact && len(q.Statuses) == 0 {
 		federate = smallKinds(fresh, kinds)
 	}
-	res, err := e.searchIndex(ctx, indexer.SearchOptions{
+	iopts := indexer.SearchOptions{
 		Query: q.Text, Mode: mode, Kinds: kinds, ProjectIDs: q.ProjectIDs, Closed: q.Closed,
 		Types: q.Types, AssigneeIDs: q.AssigneeIDs, UpdatedAfter: q.UpdatedAfter, UpdatedBefore: q.UpdatedBefore,
 		Size: window, Federate: federate, FederateSize: smallKindCandidates,
-	})
+	}
+	res, err := e.searchIndex(ctx, iopts)
 	if err != nil {
 		return Response{}, fmt.Errorf("search index: %w", err)
 	}
@@ -402,8 +404,34 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return !hasStatus(c.wp, q.Statuses) })
 	}
 	ranked := e.rank(cands, q)
-	if ranked, err = e.followContainers(ctx, ranked, q); err != nil {
+	ranked, added, err := e.followContainers(ctx, ranked, q)
+	if err != nil {
 		return Response{}, err
+	}
+	if len(added) > 0 {
+		// The containers placed beside their files are results now: the
+		// tail must not show them again, and the total counts those the
+		// query does not match by themselves. Which those are is asked
+		// of the index, not read off this page's window, so every page
+		// says the same total.
+		ids := slices.Sorted(maps.Keys(added))
+		mo := iopts
+		// A work package may show to this user as its public twin.
+		for _, id := range ids {
+			if k, n, ok := indexer.ParseDocID(id); ok && k == kind.WorkPackage {
+				mo.IDs = append(mo.IDs, id, indexer.PublicDocID(n))
+			} else {
+				mo.IDs = append(mo.IDs, id)
+			}
+		}
+		mo.Size, mo.Federate = len(mo.IDs), nil
+		matched, err := e.idx.Search(ctx, mo)
+		if err != nil {
+			return Response{}, fmt.Errorf("search index: %w", err)
+		}
+		res.Total += uint64(len(ids) - len(matched.Hits))
+		tail := slices.DeleteFunc(slices.Clone(res.Hits[len(head):]), func(h indexer.Hit) bool { return added[h.ID] })
+		res.Hits = append(slices.Clip(res.Hits[:len(head)]), tail...)
 	}
 	resp.Match = MatchNone
 	for _, r := range ranked {

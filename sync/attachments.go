@@ -81,6 +81,9 @@ func (w *Worker) syncAttachments(ctx context.Context, r *run, st *store.SyncStat
 	}); err != nil {
 		return fmt.Errorf("count due attachment lists: %w", err)
 	}
+	if total > 0 {
+		w.log.Info("reading attachment lists", "containers", total, "owner", w.owner())
+	}
 	files := semaphore.NewWeighted(o.InFlight)
 	var after *store.ContainerAttachments
 	done, left := 0, 0

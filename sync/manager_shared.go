@@ -12,7 +12,6 @@ import (
 
 	"github.com/opsearch/opsearch/access"
 	"github.com/opsearch/opsearch/indexer"
-	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/store"
 )
@@ -417,7 +416,7 @@ func (m *Manager[A]) CrawlReport() (last CrawlOutcome, ok bool) {
 // Sync runs has finished once, which happens when the first sync ends.
 func storedOutcome(st *store.Store, owner int64) (out CrawlOutcome, found bool) {
 	var end time.Time
-	for _, k := range []kind.Kind{kind.Project, kind.WorkPackage, kind.WikiPage, kind.Meeting} {
+	for _, k := range syncedKinds() {
 		s, err := st.SyncStateOf(owner, k)
 		if err != nil || s.LastFinished.IsZero() {
 			return CrawlOutcome{}, false

@@ -442,17 +442,18 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 	if err := recoverPending(ctx, w.st, w.idx, w.log); err != nil {
 		return rep, fmt.Errorf("recover index: %w", err)
 	}
-	steps := []struct {
-		kind kind.Kind
-		fn   func(context.Context, *run, *store.SyncState, *KindReport) error
-	}{
-		{kind.Project, w.syncProjects},
-		{kind.WorkPackage, w.syncWorkPackages},
-		{kind.WikiPage, w.syncWiki},
-		{kind.Meeting, w.syncMeetings},
-		{kind.Attachment, w.syncAttachments},
+	steps := map[kind.Kind]func(context.Context, *run, *store.SyncState, *KindReport) error{
+		kind.Project:     w.syncProjects,
+		kind.WorkPackage: w.syncWorkPackages,
+		kind.WikiPage:    w.syncWiki,
+		kind.Meeting:     w.syncMeetings,
+		kind.Attachment:  w.syncAttachments,
 	}
-	for _, s := range steps {
+	for _, k := range syncedKinds() {
+		s := struct {
+			kind kind.Kind
+			fn   func(context.Context, *run, *store.SyncState, *KindReport) error
+		}{k, steps[k]}
 		kr := &KindReport{}
 		rep.Kinds[s.kind] = kr
 		kr.Err = w.runKind(ctx, r, s.kind, kr, s.fn)
@@ -479,6 +480,13 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 		err = fmt.Errorf("sync: %w", context.Cause(ctx))
 	}
 	return rep, err
+}
+
+// syncedKinds are the kinds a Sync runs, in order: a sync has ended once
+// the last of them has (storedOutcome reads that from the store).
+// Activities come with their work packages.
+func syncedKinds() []kind.Kind {
+	return []kind.Kind{kind.Project, kind.WorkPackage, kind.WikiPage, kind.Meeting, kind.Attachment}
 }
 
 // runKind wraps one kind's sync with its bookkeeping: LastStarted before,
