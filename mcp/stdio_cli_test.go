@@ -95,7 +95,7 @@ func TestStdio_CommandsBesideServe(t *testing.T) {
 	var sum struct {
 		Kinds map[string]struct{ Fetched int }
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || len(sum.Kinds) != 4 {
+	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || len(sum.Kinds) != 5 {
 		t.Fatalf("sync --json beside serve: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 

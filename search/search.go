@@ -853,6 +853,14 @@ func (e *Engine) rank(cands []*candidate, q Query) []ranked {
 		// other products (README, search quality).
 		r.evidence = r.res.Score
 		r.res.Score = r.coverage * math.Sqrt(rel*(0.5+0.5*r.evidence))
+		if c.att != nil {
+			// A file's text is weaker evidence than an item's own
+			// fields: long files hold most words of a project's
+			// vocabulary, so they rank a step below items holding the
+			// query as well (a file's container follows it up,
+			// followContainers).
+			r.res.Score *= attachmentWeight
+		}
 		r.match = MatchGood
 		if r.coverage < PartialBelow {
 			r.match = MatchPartial
@@ -894,6 +902,10 @@ func (e *Engine) inOrder(cands []*candidate, q Query) []ranked {
 	}
 	return out
 }
+
+// attachmentWeight scales the ranking score of attachment hits: two
+// steps of scoreStep below an item of the same coverage.
+const attachmentWeight = 0.8
 
 // scoreStep is the resolution of the ranking score: items closer than
 // this hold the query about equally well (a few words' difference in

@@ -94,7 +94,7 @@ func TestOpenAPISpecValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != 29 {
+	if len(tools) != 30 {
 		t.Fatalf("%d tools, want 29", len(tools))
 	}
 	spec, err := mcp.OpenAPISpec(tools, false, "http://127.0.0.1:8080")
@@ -104,7 +104,7 @@ func TestOpenAPISpecValid(t *testing.T) {
 	v := openAPIValidator(t, spec)
 
 	paths := specPaths(t, spec)
-	if len(paths) != 29 {
+	if len(paths) != 30 {
 		t.Errorf("%d paths, want 29", len(paths))
 	}
 	for _, tl := range tools {
@@ -189,7 +189,7 @@ func TestOpenAPISpecReadOnly(t *testing.T) {
 	}
 	v := openAPIValidator(t, spec)
 	paths := specPaths(t, spec)
-	if len(paths) != 24 {
+	if len(paths) != 25 {
 		t.Errorf("%d paths in read-only mode, want 24", len(paths))
 	}
 	for _, w := range writeTools {
@@ -213,7 +213,7 @@ func TestOpenAPISpecReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(roTools) != 24 {
+	if len(roTools) != 25 {
 		t.Errorf("read-only server lists %d tools, want 24", len(roTools))
 	}
 	for _, tl := range roTools {
