@@ -112,7 +112,7 @@ func TestServeAndDial(t *testing.T) {
 				t.Errorf("freshness %+v, %v", f, err)
 			}
 			rep, err := c.Sync(t.Context())
-			if err != nil || syncs != 1 || len(rep.Kinds) != 4 || rep.Err() != nil {
+			if err != nil || syncs != 1 || len(rep.Kinds) != 5 || rep.Err() != nil {
 				t.Errorf("sync through the socket: %+v, %v (%d syncs ran)", rep, err, syncs)
 			}
 			// Bad input is named, not crashed on.

@@ -122,7 +122,7 @@ func TestBleveDefault_Search(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := 0
-	for _, k := range []kind.Kind{kind.Project, kind.WorkPackage, kind.WikiPage, kind.Meeting} {
+	for _, k := range []kind.Kind{kind.Project, kind.WorkPackage, kind.WikiPage, kind.Meeting, kind.Attachment} {
 		c, err := st.Count(k)
 		if err != nil {
 			t.Fatal(err)

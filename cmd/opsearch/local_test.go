@@ -93,13 +93,13 @@ func TestCommands_SyncSearchStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(runOK("status", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"work_package", "wiki_page", "meeting", "project", "activity"} {
+	for _, k := range []string{"work_package", "wiki_page", "meeting", "project", "activity", "attachment"} {
 		ks, ok := st.Kinds[k]
 		if !ok || ks.Index == nil || ks.LastSync == nil || !ks.Complete || ks.LastError != nil {
 			t.Errorf("status %s = %+v", k, ks)
 		}
 	}
-	if len(st.Kinds) != 5 {
+	if len(st.Kinds) != 6 {
 		t.Errorf("status kinds %v", st.Kinds)
 	}
 	if wp := st.Kinds["work_package"]; wp.Store == 0 || *wp.Index != wp.Store {
