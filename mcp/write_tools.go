@@ -188,6 +188,7 @@ type updateWPIn struct {
 	AssigneeID     *int64  `json:"assigneeId,omitempty" jsonschema:"assignee user id; 0 removes the assignee"`
 	ResponsibleID  *int64  `json:"responsibleId,omitempty" jsonschema:"accountable user id; 0 removes"`
 	ParentID       *int64  `json:"parentId,omitempty" jsonschema:"parent work package id; 0 removes the parent"`
+	VersionID      *int64  `json:"versionId,omitempty" jsonschema:"version id; 0 removes"`
 	StartDate      *string `json:"startDate,omitempty" jsonschema:"YYYY-MM-DD; empty clears"`
 	DueDate        *string `json:"dueDate,omitempty" jsonschema:"YYYY-MM-DD; empty clears"`
 	PercentageDone *int    `json:"percentageDone,omitempty" jsonschema:"0-100"`
@@ -198,37 +199,54 @@ func (s *server) updateWorkPackage(ctx context.Context, in updateWPIn) (writeOut
 	if s.opts.ReadOnly {
 		return writeOut{}, errReadOnly
 	}
-	if err := checkID("workPackageId", in.WorkPackageID); err != nil {
+	patch, changed, err := in.check()
+	if err != nil {
 		return writeOut{}, err
 	}
-	if in.LockVersion < 0 {
-		return writeOut{}, argErr("lockVersion", "must be 0 or more, got %d", in.LockVersion)
+	if s.previewing(in.confirmArg) {
+		return s.previewUpdate(ctx, in, changed)
 	}
-	patch := openproject.WorkPackagePatch{LockVersion: in.LockVersion, Subject: in.Subject, Description: in.Description,
-		TypeID: in.TypeID, StatusID: in.StatusID, PriorityID: in.PriorityID, AssigneeID: in.AssigneeID,
-		ResponsibleID: in.ResponsibleID, ParentID: in.ParentID, StartDate: in.StartDate, DueDate: in.DueDate,
-		PercentageDone: in.PercentageDone}
+	wp, err := s.applyUpdate(ctx, tool, in, patch, changed)
+	if err != nil {
+		return writeOut{}, err
+	}
+	out := writeOut{WorkPackage: wpDetailOf(wp, s.baseURL())}
+	s.refresh(ctx, tool, wp.ID, &out)
+	return out, nil
+}
+
+// check validates an update's arguments, before anything is sent, and
+// returns the patch and the fields it sets. The bulk update checks each
+// of its rows with it too.
+func (in updateWPIn) check() (openproject.WorkPackagePatch, []string, error) {
+	var zero openproject.WorkPackagePatch
+	if err := checkID("workPackageId", in.WorkPackageID); err != nil {
+		return zero, nil, err
+	}
+	if in.LockVersion < 0 {
+		return zero, nil, argErr("lockVersion", "must be 0 or more, got %d", in.LockVersion)
+	}
 	changed := in.changedFields()
 	if len(changed) == 0 {
-		return writeOut{}, argErr("workPackageId", "nothing to change: give at least one field to update")
+		return zero, nil, argErr("workPackageId", "nothing to change: give at least one field to update")
 	}
 	if in.Subject != nil && strings.TrimSpace(*in.Subject) == "" {
-		return writeOut{}, argErr("subject", "must not be empty")
+		return zero, nil, argErr("subject", "must not be empty")
 	}
 	for _, c := range []struct {
 		param string
 		id    *int64
 	}{{"typeId", in.TypeID}, {"statusId", in.StatusID}, {"priorityId", in.PriorityID}} {
 		if c.id != nil && *c.id <= 0 {
-			return writeOut{}, argErr(c.param, "must be a positive id, got %d", *c.id)
+			return zero, nil, argErr(c.param, "must be a positive id, got %d", *c.id)
 		}
 	}
 	for _, c := range []struct {
 		param string
 		id    *int64
-	}{{"assigneeId", in.AssigneeID}, {"responsibleId", in.ResponsibleID}, {"parentId", in.ParentID}} {
+	}{{"assigneeId", in.AssigneeID}, {"responsibleId", in.ResponsibleID}, {"parentId", in.ParentID}, {"versionId", in.VersionID}} {
 		if c.id != nil && *c.id < 0 {
-			return writeOut{}, argErr(c.param, "must be an id, or 0 to remove, got %d", *c.id)
+			return zero, nil, argErr(c.param, "must be an id, or 0 to remove, got %d", *c.id)
 		}
 	}
 	for _, c := range []struct {
@@ -237,26 +255,27 @@ func (s *server) updateWorkPackage(ctx context.Context, in updateWPIn) (writeOut
 	}{{"startDate", in.StartDate}, {"dueDate", in.DueDate}} {
 		if c.v != nil {
 			if err := checkDate(c.param, *c.v); err != nil {
-				return writeOut{}, err
+				return zero, nil, err
 			}
 		}
 	}
 	if in.PercentageDone != nil && (*in.PercentageDone < 0 || *in.PercentageDone > 100) {
-		return writeOut{}, argErr("percentageDone", "must be between 0 and 100, got %d", *in.PercentageDone)
+		return zero, nil, argErr("percentageDone", "must be between 0 and 100, got %d", *in.PercentageDone)
 	}
-	if s.previewing(in.confirmArg) {
-		return s.previewUpdate(ctx, in, changed)
-	}
+	return openproject.WorkPackagePatch{LockVersion: in.LockVersion, Subject: in.Subject, Description: in.Description,
+		TypeID: in.TypeID, StatusID: in.StatusID, PriorityID: in.PriorityID, AssigneeID: in.AssigneeID,
+		ResponsibleID: in.ResponsibleID, ParentID: in.ParentID, VersionID: in.VersionID, StartDate: in.StartDate, DueDate: in.DueDate,
+		PercentageDone: in.PercentageDone}, changed, nil
+}
+
+// applyUpdate sends a checked update. A stale lockVersion comes back as
+// the conflict error that tells the agent how to retry.
+func (s *server) applyUpdate(ctx context.Context, tool string, in updateWPIn, patch openproject.WorkPackagePatch, changed []string) (openproject.WorkPackage, error) {
 	wp, err := s.api.UpdateWorkPackage(ctx, in.WorkPackageID, patch)
 	if errors.Is(err, openproject.ErrConflict) {
-		return writeOut{}, s.conflict(ctx, tool, in, changed, err)
+		return openproject.WorkPackage{}, s.conflict(ctx, tool, in, changed, err)
 	}
-	if err != nil {
-		return writeOut{}, err
-	}
-	out := writeOut{WorkPackage: wpDetailOf(wp, s.baseURL())}
-	s.refresh(ctx, tool, wp.ID, &out)
-	return out, nil
+	return wp, err
 }
 
 // changedFields names the fields the update sets, in argument order.
@@ -275,6 +294,7 @@ func (in updateWPIn) changedFields() []string {
 	add("assigneeId", in.AssigneeID != nil)
 	add("responsibleId", in.ResponsibleID != nil)
 	add("parentId", in.ParentID != nil)
+	add("versionId", in.VersionID != nil)
 	add("startDate", in.StartDate != nil)
 	add("dueDate", in.DueDate != nil)
 	add("percentageDone", in.PercentageDone != nil)
@@ -337,6 +357,8 @@ func currentValue(wp openproject.WorkPackage, field string) string {
 		return link(wp.Responsible)
 	case "parentId":
 		return link(wp.Parent)
+	case "versionId":
+		return link(wp.Version)
 	case "startDate":
 		return str(wp.StartDate, capRow)
 	case "dueDate":
@@ -482,6 +504,8 @@ func newValue(in updateWPIn, field string) string {
 		return id(in.ResponsibleID)
 	case "parentId":
 		return id(in.ParentID)
+	case "versionId":
+		return id(in.VersionID)
 	case "startDate":
 		return str(in.StartDate)
 	case "dueDate":
