@@ -21,8 +21,8 @@ import (
 // paging are the paging arguments of list tools; pointers tell an explicit
 // 0 (an error) from an absent value (the default).
 type paging struct {
-	PageSize *int `json:"pageSize,omitempty" jsonschema:"rows per page, 1-100 (default 20)"`
-	Offset   *int `json:"offset,omitempty" jsonschema:"1-based page number (default 1)"`
+	PageSize *int `json:"pageSize,omitempty" jsonschema:"rows, 1-100 (default 20)"`
+	Offset   *int `json:"offset,omitempty" jsonschema:"page, from 1"`
 }
 
 const maxPageSize = 100

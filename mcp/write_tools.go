@@ -35,12 +35,12 @@ func (s *server) registerWriteTools(srv *sdk.Server) {
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[0], Annotations: writeAnnotations(false),
 		Description: "Create a work package in a project. Returns it as stored (with its id and lockVersion)."}, s.createWorkPackage)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[1], Annotations: writeAnnotations(true),
-		Description: "Change fields of a work package; omitted fields stay unchanged. Needs the lockVersion from openproject_get_work_package; " +
-			"if someone changed it since, the error gives the current lockVersion and values to retry with."}, s.updateWorkPackage)
+		Description: "Change fields of a work package; omitted ones stay. Needs its lockVersion (openproject_get_work_package); " +
+			"on a conflict the error gives the current one and values."}, s.updateWorkPackage)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[2], Annotations: writeAnnotations(false),
 		Description: "Add a comment to a work package's activity (Markdown)."}, s.addComment)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[3], Annotations: writeAnnotations(false),
-		Description: "Log time spent on a work package (hours, day, optional comment and activity), as the API key's user."}, s.logTime)
+		Description: "Log time spent on a work package, as the API key's user."}, s.logTime)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[4], Annotations: writeAnnotations(false),
 		Description: "Relate two work packages (blocks, follows, relates, ...). Returns the relation as seen from workPackageId."}, s.createRelation)
 }
@@ -58,7 +58,7 @@ type writeOut struct {
 
 // confirmArg is the argument every write tool takes for --confirm-writes.
 type confirmArg struct {
-	Confirm bool `json:"confirm,omitempty" jsonschema:"with --confirm-writes: true applies; otherwise a preview is returned and nothing changes"`
+	Confirm bool `json:"confirm,omitempty" jsonschema:"with --confirm-writes: true applies, else preview only"`
 }
 
 // preview is what a write would do, answered instead of doing it until
@@ -114,8 +114,8 @@ type createWPIn struct {
 	ProjectID   idOrSlug `json:"projectId" jsonschema:"project id or identifier"`
 	Subject     string   `json:"subject" jsonschema:"title"`
 	Description string   `json:"description,omitempty" jsonschema:"Markdown"`
-	TypeID      int64    `json:"typeId,omitempty" jsonschema:"type id (default: the project's default type)"`
-	StatusID    int64    `json:"statusId,omitempty" jsonschema:"status id (default: the default status)"`
+	TypeID      int64    `json:"typeId,omitempty" jsonschema:"type id (default: the project's)"`
+	StatusID    int64    `json:"statusId,omitempty" jsonschema:"status id"`
 	PriorityID  int64    `json:"priorityId,omitempty" jsonschema:"priority id"`
 	AssigneeID  int64    `json:"assigneeId,omitempty" jsonschema:"assignee user id"`
 	ParentID    int64    `json:"parentId,omitempty" jsonschema:"parent work package id"`
@@ -179,15 +179,15 @@ func checkDates(start, due string) error {
 type updateWPIn struct {
 	confirmArg
 	WorkPackageID  int64   `json:"workPackageId" jsonschema:"work package id"`
-	LockVersion    int     `json:"lockVersion" jsonschema:"lockVersion from the last read of the work package"`
+	LockVersion    int     `json:"lockVersion" jsonschema:"from the last read"`
 	Subject        *string `json:"subject,omitempty" jsonschema:"new title"`
-	Description    *string `json:"description,omitempty" jsonschema:"new description (Markdown), replaces the old one"`
+	Description    *string `json:"description,omitempty" jsonschema:"Markdown; replaces the old one"`
 	TypeID         *int64  `json:"typeId,omitempty" jsonschema:"type id"`
 	StatusID       *int64  `json:"statusId,omitempty" jsonschema:"status id"`
 	PriorityID     *int64  `json:"priorityId,omitempty" jsonschema:"priority id"`
-	AssigneeID     *int64  `json:"assigneeId,omitempty" jsonschema:"assignee user id; 0 removes the assignee"`
+	AssigneeID     *int64  `json:"assigneeId,omitempty" jsonschema:"user id; 0 removes"`
 	ResponsibleID  *int64  `json:"responsibleId,omitempty" jsonschema:"accountable user id; 0 removes"`
-	ParentID       *int64  `json:"parentId,omitempty" jsonschema:"parent work package id; 0 removes the parent"`
+	ParentID       *int64  `json:"parentId,omitempty" jsonschema:"work package id; 0 removes"`
 	VersionID      *int64  `json:"versionId,omitempty" jsonschema:"version id; 0 removes"`
 	StartDate      *string `json:"startDate,omitempty" jsonschema:"YYYY-MM-DD; empty clears"`
 	DueDate        *string `json:"dueDate,omitempty" jsonschema:"YYYY-MM-DD; empty clears"`
