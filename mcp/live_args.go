@@ -180,10 +180,19 @@ func inputSchema[T any]() *jsonschema.Schema {
 	if err != nil {
 		panic(err)
 	}
+	plainTypes(s)
+	return s
+}
+
+// plainTypes gives the properties of s, and those of the objects in its
+// lists, a plain type instead of ["null", T].
+func plainTypes(s *jsonschema.Schema) {
 	for _, p := range s.Properties {
 		if len(p.Types) == 2 && p.Types[0] == "null" {
 			p.Type, p.Types = p.Types[1], nil
 		}
+		if p.Items != nil && len(p.Items.Properties) > 0 {
+			plainTypes(p.Items)
+		}
 	}
-	return s
 }
