@@ -309,6 +309,7 @@ func (h *harness) validArgs() map[string]map[string]any {
 		"openproject_log_time":                     {"workPackageId": wp.ID, "hours": 0.5, "spentOn": "2025-06-02"},
 		"openproject_list_relations":               {"workPackageId": rel.From.ID},
 		"openproject_create_relation":              {"workPackageId": wp.ID, "toId": h.unrelatedTo(wp.ID), "type": "relates"},
+		toolBulkUpdate:                             {"rows": []any{map[string]any{"id": wp.ID, "lockVersion": wp.LockVersion, "statusId": 1}}},
 	}
 }
 
@@ -341,7 +342,7 @@ func TestToolsListAnnotationsAndSize(t *testing.T) {
 		if a.ReadOnlyHint == write || a.IdempotentHint == write || !*a.OpenWorldHint {
 			t.Errorf("%s: annotations %+v", name, *a)
 		}
-		if *a.DestructiveHint != (name == "openproject_update_work_package") {
+		if *a.DestructiveHint != (name == "openproject_update_work_package" || name == toolBulkUpdate) {
 			t.Errorf("%s: destructiveHint = %v", name, *a.DestructiveHint)
 		}
 		// Every parameter has a description and a plain (non-null) type.

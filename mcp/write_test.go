@@ -223,7 +223,8 @@ func TestReadOnly(t *testing.T) {
 	_, err3 := h.srv.addComment(ctx, commentIn{WorkPackageID: 1, Comment: "x"})
 	_, err4 := h.srv.logTime(ctx, logTimeIn{WorkPackageID: 1, Hours: 1, SpentOn: "2025-06-02"})
 	_, err5 := h.srv.createRelation(ctx, createRelationIn{WorkPackageID: 1, ToID: 2, Type: "relates"})
-	for i, err := range []error{err1, err2, err3, err4, err5} {
+	_, err6 := h.srv.bulkUpdate(ctx, bulkUpdateIn{Rows: []bulkRow{{ID: 1, LockVersion: new(0), StatusID: new(int64(1))}}})
+	for i, err := range []error{err1, err2, err3, err4, err5, err6} {
 		if !errors.Is(err, errReadOnly) {
 			t.Errorf("handler %d: err = %v, want the read-only error", i, err)
 		}

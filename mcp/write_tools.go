@@ -22,7 +22,8 @@ var errReadOnly = &toolError{msg: "this server is read-only (OPENPROJECT_READ_ON
 
 // writeToolNames are refused by a read-only server even though they are not
 // listed there.
-var writeToolNames = []string{"openproject_create_work_package", "openproject_update_work_package", "openproject_add_comment", "openproject_log_time", "openproject_create_relation"}
+var writeToolNames = []string{"openproject_create_work_package", "openproject_update_work_package", "openproject_add_comment", "openproject_log_time", "openproject_create_relation",
+	toolBulkUpdate}
 
 // writeAnnotations: writes reach the outside world and are not idempotent
 // (a repeated create makes two work packages; an update moves lockVersion,
@@ -43,6 +44,9 @@ func (s *server) registerWriteTools(srv *sdk.Server) {
 		Description: "Log time spent on a work package, as the API key's user."}, s.logTime)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[4], Annotations: writeAnnotations(false),
 		Description: "Relate two work packages (blocks, follows, relates, ...). Returns the relation as seen from workPackageId."}, s.createRelation)
+	addTool(s, srv, &sdk.Tool{Name: toolBulkUpdate, Annotations: writeAnnotations(true),
+		Description: "Change status, assignee or version of up to 25 work packages, each row saved on its own with its lockVersion. " +
+			"Answers updated and failed rows (a conflict gives the current lockVersion)."}, s.bulkUpdate)
 }
 
 // writeOut is the answer of a write: the changed item and whether the local
@@ -84,17 +88,21 @@ func (s *server) previewing(c confirmArg) bool { return s.opts.ConfirmWrites && 
 // failure does not undo the write, which OpenProject has already applied,
 // so it is reported as a note and logged, not as a tool error.
 func (s *server) refresh(ctx context.Context, tool string, id int64, out *writeOut) {
+	out.IndexRefreshed, out.Note = s.refreshIndex(ctx, tool, id)
+}
+
+// refreshIndex upserts a written work package into the local index and
+// reports whether it did, or the note that says why not.
+func (s *server) refreshIndex(ctx context.Context, tool string, id int64) (bool, string) {
 	if s.idx == nil {
-		out.Note = "saved in OpenProject; the local search index is not available and will catch up on its next sync"
-		return
+		return false, "saved in OpenProject; the local search index is not available and will catch up on its next sync"
 	}
 	if err := s.idx.RefreshWorkPackage(ctx, id); err != nil {
 		rid := callID(ctx)
 		s.log.ErrorContext(ctx, "index refresh after write failed", "tool", tool, "request_id", rid, "work_package", id, "error", err.Error())
-		out.Note = fmt.Sprintf("saved in OpenProject, but the local search index could not be updated yet (request id %s); searches may show the old state until the next sync", rid)
-		return
+		return false, fmt.Sprintf("saved in OpenProject, but the local search index could not be updated yet (request id %s); searches may show the old state until the next sync", rid)
 	}
-	out.IndexRefreshed = true
+	return true, ""
 }
 
 func checkDate(param, v string) error {
@@ -460,6 +468,12 @@ func (s *server) previewUpdate(ctx context.Context, in updateWPIn, changed []str
 	if err != nil {
 		return writeOut{}, err
 	}
+	return writeOut{WorkPackage: wpDetailOf(cur, s.baseURL()), Note: confirmNote, Preview: updatePreview(cur, in, changed)}, nil
+}
+
+// updatePreview says what an update would change of cur, the work
+// package as read now.
+func updatePreview(cur openproject.WorkPackage, in updateWPIn, changed []string) *preview {
 	changes := make(map[string]any, len(changed))
 	for _, f := range changed {
 		changes[f] = map[string]any{"from": currentValue(cur, f), "to": newValue(in, f)}
@@ -468,7 +482,7 @@ func (s *server) previewUpdate(ctx context.Context, in updateWPIn, changed []str
 	if cur.LockVersion != in.LockVersion {
 		pv.Warning = fmt.Sprintf("lockVersion %d is stale: the work package is at %d, so this update would fail; read it again", in.LockVersion, cur.LockVersion)
 	}
-	return writeOut{WorkPackage: wpDetailOf(cur, s.baseURL()), Note: confirmNote, Preview: pv}, nil
+	return pv
 }
 
 // newValue renders the value an update sets for field, as currentValue
