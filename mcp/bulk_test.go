@@ -302,8 +302,8 @@ func TestBulkUpdate_ConfirmWrites(t *testing.T) {
 	}
 }
 
-// TestBulkUpdate_ReadOnly: a read-only server does not list the bulk
-// update, and refuses it, over MCP and REST.
+// TestBulkUpdate_ReadOnly: a read-only server lists the bundles but not
+// the bulk update, and refuses it, over MCP and REST.
 func TestBulkUpdate_ReadOnly(t *testing.T) {
 	e := newHTTPEnv(t, httpEnvOpts{readOnly: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -321,7 +321,7 @@ func TestBulkUpdate_ReadOnly(t *testing.T) {
 		}
 		listed[tool.Name] = true
 	}
-	if listed["openproject_bulk_update_work_packages"] || listed["openproject_update_work_package"] || !listed["openproject_get_work_package"] {
+	if listed["openproject_bulk_update_work_packages"] || !listed["openproject_prepare_work_package_context"] || !listed["openproject_my_work"] {
 		t.Errorf("read-only server lists %v", slices.Sorted(func(yield func(string) bool) {
 			for n := range listed {
 				if !yield(n) {

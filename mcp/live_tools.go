@@ -103,6 +103,12 @@ func (s *server) registerLiveTools(srv *sdk.Server) {
 		"Get a file attached to a work package, wiki page or meeting: name, size, type, container and its text (from the index, or read now when not indexed yet), capped; never the raw file."), s.getAttachment)
 	addTool(s, srv, live("openproject_list_wiki_page_links",
 		"List links between work packages and wiki pages, where the server has them (most versions do not)."), s.listWikiPageLinks)
+	addTool(s, srv, live(toolWorkPackageContext,
+		"One call before working on a work package: it in full, its newest comments, relations, meetings and wiki pages that mention it (local index), "+
+			"its project's statuses and types. Each part capped, saying what it left out."), s.workPackageContext)
+	addTool(s, srv, live(toolMyWork,
+		"Your work in one call: open work packages assigned to you, yours updated since a time (closed too), upcoming meetings you are invited to. "+
+			"Each list capped, saying what it left out."), s.myWork)
 	addTool(s, srv, live("openproject_list_time_entries",
 		"List logged time, newest first, by work package, project, user and day range (from/to)."), s.listTimeEntries)
 
