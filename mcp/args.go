@@ -94,11 +94,24 @@ func decodeArgs(raw []byte) (map[string]any, error) {
 // *ArgError naming the first problem (parameters in name order, so the
 // answer does not change between calls). It covers what our schemas use:
 // types, required, additionalProperties, enum, minimum, maximum,
-// maxLength and array items.
+// maxLength, array items and the fields of objects (named as in
+// rows[2].lockVersion).
 func checkArgs(sch *jsonschema.Schema, args map[string]any) error {
+	return checkFields("", sch, args)
+}
+
+// checkFields checks the fields of an object: the arguments themselves
+// (prefix "") or an object inside them, named by prefix.
+func checkFields(prefix string, sch *jsonschema.Schema, args map[string]any) error {
+	param := func(name string) string {
+		if prefix == "" {
+			return name
+		}
+		return prefix + "." + name
+	}
 	for _, name := range sch.Required {
 		if _, ok := args[name]; !ok {
-			return argErr(name, "is required")
+			return argErr(param(name), "is required")
 		}
 	}
 	names := make([]string, 0, len(args))
@@ -110,11 +123,14 @@ func checkArgs(sch *jsonschema.Schema, args map[string]any) error {
 		p, ok := sch.Properties[name]
 		if !ok {
 			if sch.AdditionalProperties != nil && sch.AdditionalProperties.Not != nil {
+				if prefix != "" {
+					return argErr(param(name), "is not a field of %s (it takes %s)", prefix, paramList(sch))
+				}
 				return argErr(name, "is not a parameter of this tool (it takes %s)", paramList(sch))
 			}
 			continue
 		}
-		if err := checkValue(name, p, args[name]); err != nil {
+		if err := checkValue(param(name), p, args[name]); err != nil {
 			return err
 		}
 	}
@@ -138,13 +154,24 @@ func paramList(sch *jsonschema.Schema) string {
 // leave out; where null is not a value the parameter takes, leaving it
 // out is the only thing it can mean. A required parameter given as null,
 // and a name the tool does not take, stay, to be refused by name.
+//
+// The same holds for the optional fields of objects in a list (the rows
+// of a bulk write).
 func dropNulls(sch *jsonschema.Schema, args map[string]any) bool {
 	dropped := false
 	for name, v := range args {
+		p, ok := sch.Properties[name]
+		if list, isList := v.([]any); isList && ok && p.Items != nil && len(p.Items.Properties) > 0 {
+			for _, it := range list {
+				if obj, isObj := it.(map[string]any); isObj && dropNulls(p.Items, obj) {
+					dropped = true
+				}
+			}
+			continue
+		}
 		if v != nil || slices.Contains(sch.Required, name) {
 			continue
 		}
-		p, ok := sch.Properties[name]
 		if !ok || p.Type == "null" || slices.Contains(p.Types, "null") {
 			continue // an unknown name is refused by name
 		}
@@ -210,6 +237,10 @@ func checkValue(name string, p *jsonschema.Schema, v any) error {
 					return err
 				}
 			}
+		}
+	case map[string]any:
+		if len(p.Properties) > 0 {
+			return checkFields(name, p, x)
 		}
 	}
 	return nil

@@ -86,6 +86,8 @@ type httpEnvOpts struct {
 	team string
 	// audit is UserIndexOptions.Audit: each user's audit log.
 	audit *audit.Options
+	// confirmWrites is HTTPOptions.ConfirmWrites.
+	confirmWrites bool
 }
 
 func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
@@ -165,7 +167,7 @@ func newHTTPEnv(t testing.TB, o httpEnvOpts) *httpEnv {
 			t.Fatal(err)
 		}
 		h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
-			BaseURL: base, ServerKey: o.serverKey, ReadOnly: o.readOnly, Logger: logger, Manager: mgr,
+			BaseURL: base, ServerKey: o.serverKey, ReadOnly: o.readOnly, ConfirmWrites: o.confirmWrites, Logger: logger, Manager: mgr,
 			AllowedOrigins: o.origins, ProbeEvery: o.probeEvery, AllowedHosts: o.allowedHosts, SearchSlots: o.searchSlots,
 			WebhookSecret: o.webhookSecret, AdminToken: o.adminToken, Stats: stats, ObserveSearch: observe,
 		})

@@ -21,8 +21,8 @@ import (
 // paging are the paging arguments of list tools; pointers tell an explicit
 // 0 (an error) from an absent value (the default).
 type paging struct {
-	PageSize *int `json:"pageSize,omitempty" jsonschema:"rows per page, 1-100 (default 20)"`
-	Offset   *int `json:"offset,omitempty" jsonschema:"1-based page number (default 1)"`
+	PageSize *int `json:"pageSize,omitempty" jsonschema:"rows, 1-100 (default 20)"`
+	Offset   *int `json:"offset,omitempty" jsonschema:"page, from 1"`
 }
 
 const maxPageSize = 100
@@ -180,10 +180,19 @@ func inputSchema[T any]() *jsonschema.Schema {
 	if err != nil {
 		panic(err)
 	}
+	plainTypes(s)
+	return s
+}
+
+// plainTypes gives the properties of s, and those of the objects in its
+// lists, a plain type instead of ["null", T].
+func plainTypes(s *jsonschema.Schema) {
 	for _, p := range s.Properties {
 		if len(p.Types) == 2 && p.Types[0] == "null" {
 			p.Type, p.Types = p.Types[1], nil
 		}
+		if p.Items != nil && len(p.Items.Properties) > 0 {
+			plainTypes(p.Items)
+		}
 	}
-	return s
 }

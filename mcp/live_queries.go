@@ -13,7 +13,7 @@ import (
 
 type listQueriesIn struct {
 	paging
-	ProjectID idOrSlug `json:"projectId,omitempty" jsonschema:"only queries of this project (id or identifier)"`
+	ProjectID idOrSlug `json:"projectId,omitempty" jsonschema:"project id or identifier"`
 }
 
 func (s *server) listQueries(ctx context.Context, in listQueriesIn) (listOut[queryRow], error) {

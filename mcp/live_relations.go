@@ -39,7 +39,7 @@ func relationTypeEnum() []any {
 type listRelationsIn struct {
 	paging
 	WorkPackageID int64        `json:"workPackageId" jsonschema:"work package id"`
-	Type          relationType `json:"type,omitempty" jsonschema:"only relations of this type, as seen from this work package (blocked = blocked by the other)"`
+	Type          relationType `json:"type,omitempty" jsonschema:"only this type, seen from this work package (blocked = blocked by the other)"`
 }
 
 // relationRow is one relation as seen from the work package asked about:
@@ -123,7 +123,7 @@ type createRelationIn struct {
 	confirmArg
 	WorkPackageID int64        `json:"workPackageId" jsonschema:"work package the relation starts from"`
 	ToID          int64        `json:"toId" jsonschema:"id of the other work package"`
-	Type          relationType `json:"type" jsonschema:"relation from workPackageId to toId, e.g. blocks = workPackageId blocks toId"`
+	Type          relationType `json:"type" jsonschema:"e.g. blocks: workPackageId blocks toId"`
 	Description   string       `json:"description,omitempty" jsonschema:"why they are related"`
 	Lag           *int         `json:"lag,omitempty" jsonschema:"days between the two, precedes/follows only"`
 }

@@ -53,6 +53,7 @@ var (
 		"openproject_list_users", "openproject_get_openapi_spec", "openproject_list_meetings", "openproject_get_meeting",
 		"openproject_get_wiki_page", "openproject_list_wiki_page_links", "openproject_list_time_entries",
 		"openproject_get_wiki_page", "openproject_list_wiki_page_links", "openproject_list_relations",
+		toolWorkPackageContext, toolMyWork,
 	}
 	ownTools = append(slices.Clone(liveTools), writeToolNames...)
 )
@@ -309,6 +310,9 @@ func (h *harness) validArgs() map[string]map[string]any {
 		"openproject_log_time":                     {"workPackageId": wp.ID, "hours": 0.5, "spentOn": "2025-06-02"},
 		"openproject_list_relations":               {"workPackageId": rel.From.ID},
 		"openproject_create_relation":              {"workPackageId": wp.ID, "toId": h.unrelatedTo(wp.ID), "type": "relates"},
+		toolWorkPackageContext:                     {"workPackageId": wp.ID},
+		toolMyWork:                                 {},
+		toolBulkUpdate:                             {"rows": []any{map[string]any{"id": wp.ID, "lockVersion": wp.LockVersion, "statusId": 1}}},
 	}
 }
 
@@ -341,7 +345,7 @@ func TestToolsListAnnotationsAndSize(t *testing.T) {
 		if a.ReadOnlyHint == write || a.IdempotentHint == write || !*a.OpenWorldHint {
 			t.Errorf("%s: annotations %+v", name, *a)
 		}
-		if *a.DestructiveHint != (name == "openproject_update_work_package") {
+		if *a.DestructiveHint != (name == "openproject_update_work_package" || name == toolBulkUpdate) {
 			t.Errorf("%s: destructiveHint = %v", name, *a.DestructiveHint)
 		}
 		// Every parameter has a description and a plain (non-null) type.
@@ -786,6 +790,10 @@ func TestBadArguments(t *testing.T) {
 		{"openproject_list_time_entries", map[string]any{"pageSize": 0}, "pageSize"},
 		{"openproject_list_relations", map[string]any{"workPackageId": 0}, "workPackageId"},
 		{"openproject_list_relations", map[string]any{"workPackageId": 1, "type": "parent"}, "type"},
+		{toolWorkPackageContext, map[string]any{"workPackageId": 0}, "workPackageId"},
+		{toolWorkPackageContext, map[string]any{}, "workPackageId"},
+		{toolMyWork, map[string]any{"updatedSince": "yesterday"}, "updatedSince"},
+		{toolMyWork, map[string]any{"updatedSince": "2025-06-01"}, "updatedSince"},
 	}
 	tested := map[string]bool{}
 	for _, c := range cases {

@@ -16,11 +16,11 @@ import (
 
 type listTimeEntriesIn struct {
 	paging
-	WorkPackageID int64    `json:"workPackageId,omitempty" jsonschema:"only time logged on this work package id"`
-	ProjectID     idOrSlug `json:"projectId,omitempty" jsonschema:"only time logged in this project (id or identifier)"`
-	UserID        int64    `json:"userId,omitempty" jsonschema:"only time logged by this user id"`
-	From          string   `json:"from,omitempty" jsonschema:"spent on or after this day, YYYY-MM-DD"`
-	To            string   `json:"to,omitempty" jsonschema:"spent on or before this day, YYYY-MM-DD"`
+	WorkPackageID int64    `json:"workPackageId,omitempty" jsonschema:"work package id"`
+	ProjectID     idOrSlug `json:"projectId,omitempty" jsonschema:"project id or identifier"`
+	UserID        int64    `json:"userId,omitempty" jsonschema:"user id"`
+	From          string   `json:"from,omitempty" jsonschema:"from this day, YYYY-MM-DD"`
+	To            string   `json:"to,omitempty" jsonschema:"to this day, YYYY-MM-DD"`
 }
 
 func (s *server) listTimeEntries(ctx context.Context, in listTimeEntriesIn) (listOut[timeEntryRow], error) {
@@ -116,11 +116,11 @@ const maxLogHours = 24
 
 type logTimeIn struct {
 	confirmArg
-	WorkPackageID int64   `json:"workPackageId" jsonschema:"work package id to log time on"`
-	Hours         float64 `json:"hours" jsonschema:"time spent in hours, more than 0 and at most 24 (1.5 is 1h30m)"`
-	SpentOn       string  `json:"spentOn,omitempty" jsonschema:"day the time was spent, YYYY-MM-DD (default today)"`
+	WorkPackageID int64   `json:"workPackageId" jsonschema:"work package id"`
+	Hours         float64 `json:"hours" jsonschema:"hours, over 0 and at most 24 (1.5 = 1h30m)"`
+	SpentOn       string  `json:"spentOn,omitempty" jsonschema:"YYYY-MM-DD (default today)"`
 	Comment       string  `json:"comment,omitempty" jsonschema:"what the time was spent on (plain text)"`
-	ActivityID    int64   `json:"activityId,omitempty" jsonschema:"time entry activity id (default: none, or the server's default)"`
+	ActivityID    int64   `json:"activityId,omitempty" jsonschema:"time entry activity id"`
 }
 
 // logTimeOut is the answer of openproject_log_time: the entry as stored.

@@ -63,22 +63,21 @@ func (s *server) registerLiveTools(srv *sdk.Server) {
 		return &sdk.Tool{Name: name, Description: desc, Annotations: readOnlyLive()}
 	}
 	addTool(s, srv, live("openproject_list_projects",
-		"List projects visible to the user (live API), paged."), s.listProjects)
+		"List projects visible to the user, paged."), s.listProjects)
 	addTool(s, srv, live("openproject_get_project",
 		"Get one project by numeric id or identifier (slug), with its description."), s.getProject)
 	addTool(s, srv, live("openproject_list_work_packages",
-		"List work packages (live API) by exact filters: project, status, type, assignee, subject substring. "+
-			"Thin rows; use openproject_get_work_package for details. To find work packages by words or topic, prefer openproject_search_work_packages."), s.listWorkPackages)
+		"List work packages by exact filters (project, status, type, assignee, subject text); thin rows. "+
+			"To find them by topic, prefer openproject_search_work_packages."), s.listWorkPackages)
 	addTool(s, srv, live("openproject_get_work_package",
-		"Get one work package in full: description, status, type, priority, people, parent, version, dates, custom fields (by name) and lockVersion (needed to update it)."), s.getWorkPackage)
+		"Get one work package in full, with custom fields (by name) and lockVersion (needed to update it)."), s.getWorkPackage)
 	addTool(s, srv, live("openproject_list_relations",
 		"List a work package's relations (blocks, follows, relates, ...), each as seen from it, with the other work package."), s.listRelations)
 	addTool(s, srv, live("openproject_list_work_package_activities",
-		"List a work package's journal (comments and changes), oldest first, at most 100. "+
-			"With query, returns only matching entries ranked by relevance instead of the full history."), s.listActivities)
+		"List a work package's journal (comments and changes), oldest first, at most 100; with query, only matching entries, best first."), s.listActivities)
 	addTool(s, srv, live("openproject_list_versions",
-		"List versions (releases, milestones): of one project, including those shared with it, or all visible; status, dates, sharing. "+
-			"With versionId: that version and its work packages (at most 50)."), s.listVersions)
+		"List versions (releases): of one project (own and shared) or all visible; status, dates, sharing. "+
+			"With versionId: it and its work packages (at most 50)."), s.listVersions)
 	addTool(s, srv, live("openproject_list_queries",
 		"List saved queries (work package views) visible to the user."), s.listQueries)
 	addTool(s, srv, live("openproject_get_query",
@@ -92,20 +91,26 @@ func (s *server) registerLiveTools(srv *sdk.Server) {
 	addTool(s, srv, live("openproject_list_users",
 		"List users, paged (needs admin or user-management permission)."), s.listUsers)
 	addTool(s, srv, live("openproject_get_openapi_spec",
-		"Inspect this instance's API v3 OpenAPI spec. Without arguments: a summary (title, version, paths with methods). "+
-			"path/tag/schema return only that part; full returns the raw document (cut at 100 KB)."), s.getOpenAPISpec)
+		"This instance's API v3 OpenAPI spec: without arguments a summary (paths with methods); "+
+			"path/tag/schema give only that part, full the raw document (cut at 100 KB)."), s.getOpenAPISpec)
 	addTool(s, srv, live("openproject_list_meetings",
-		"List meetings (live API), upcoming or past, optionally in one project. To find meetings by topic, prefer openproject_search_meetings."), s.listMeetings)
+		"List meetings, upcoming or past, optionally of one project. To find them by topic, prefer openproject_search_meetings."), s.listMeetings)
 	addTool(s, srv, live("openproject_get_meeting",
 		"Get one meeting: time, location, participants and agenda items with notes and outcomes."), s.getMeeting)
 	addTool(s, srv, live("openproject_get_wiki_page",
-		"Get one wiki page by numeric id: title, project, text (if the server provides it) and attachments. To find pages by words, prefer openproject_search_wiki_pages."), s.getWikiPage)
+		"Get one wiki page by id: title, project, text (if the server gives it) and attachments. To find pages by words, prefer openproject_search_wiki_pages."), s.getWikiPage)
 	addTool(s, srv, live("openproject_get_attachment",
 		"Get a file attached to a work package, wiki page or meeting: name, size, type, container and its text (from the index, or read now when not indexed yet), capped; never the raw file."), s.getAttachment)
 	addTool(s, srv, live("openproject_list_wiki_page_links",
-		"List links between work packages and wiki pages, where the server offers them (most OpenProject versions do not)."), s.listWikiPageLinks)
+		"List links between work packages and wiki pages, where the server has them (most versions do not)."), s.listWikiPageLinks)
+	addTool(s, srv, live(toolWorkPackageContext,
+		"One call before working on a work package: it in full, its newest comments, relations, meetings and wiki pages that mention it (local index), "+
+			"its project's statuses and types. Each part capped, saying what it left out."), s.workPackageContext)
+	addTool(s, srv, live(toolMyWork,
+		"Your work in one call: open work packages assigned to you, yours updated since a time (closed too), upcoming meetings you are invited to. "+
+			"Each list capped, saying what it left out."), s.myWork)
 	addTool(s, srv, live("openproject_list_time_entries",
-		"List logged time (live API), newest first, by work package, project, user and day range (from/to)."), s.listTimeEntries)
+		"List logged time, newest first, by work package, project, user and day range (from/to)."), s.listTimeEntries)
 
 	if s.opts.ReadOnly {
 		srv.AddReceivingMiddleware(s.refuseWrites)

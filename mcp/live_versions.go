@@ -14,7 +14,7 @@ import (
 // work packages planned for that version.
 
 type listVersionsIn struct {
-	ProjectID idOrSlug `json:"projectId,omitempty" jsonschema:"project id or identifier: the versions usable there (its own and shared ones); all visible versions when absent"`
+	ProjectID idOrSlug `json:"projectId,omitempty" jsonschema:"project id or identifier: versions usable there (own and shared)"`
 	Status    string   `json:"status,omitempty" jsonschema:"open, locked or closed"`
 	VersionID *int64   `json:"versionId,omitempty" jsonschema:"one version: it and its work packages"`
 }

@@ -110,6 +110,12 @@ func (s *server) getWorkPackage(ctx context.Context, in wpIn) (wpDetail, error) 
 	if err != nil {
 		return wpDetail{}, err
 	}
+	return s.workPackageDetail(ctx, wp)
+}
+
+// workPackageDetail is get_work_package's answer for a work package just
+// read: its custom fields named from its schema.
+func (s *server) workPackageDetail(ctx context.Context, wp openproject.WorkPackage) (wpDetail, error) {
 	d := wpDetailOf(wp, s.baseURL())
 	if len(wp.CustomFields) > 0 {
 		// The work package names its custom fields only by key; the

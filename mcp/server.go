@@ -23,6 +23,8 @@ import (
 type API interface {
 	// BaseURL is the instance's web address, for links in answers.
 	BaseURL() string
+	// Me is the user the credential belongs to.
+	Me(ctx context.Context) (openproject.User, error)
 	ListProjects(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.Project], error)
 	Project(ctx context.Context, idOrIdentifier string) (openproject.Project, error)
 	ListWorkPackages(ctx context.Context, opts openproject.ListOptions) (openproject.Page[openproject.WorkPackage], error)

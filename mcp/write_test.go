@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
@@ -88,6 +89,27 @@ func TestUpdateWorkPackage(t *testing.T) {
 	if w.WorkPackage.Assignee != nil || w.WorkPackage.DueDate != "" {
 		t.Errorf("cleared = %+v", w.WorkPackage)
 	}
+	// Planned for a version of its project, then taken out again.
+	var v openproject.Version
+	var planned openproject.WorkPackage
+	for _, wp := range h.data.WorkPackages {
+		if i := slices.IndexFunc(h.data.Versions, func(v openproject.Version) bool { return v.Project.ID == wp.Project.ID && v.Status == "open" }); i >= 0 {
+			v, planned = h.data.Versions[i], wp
+			break
+		}
+	}
+	if v.ID == 0 {
+		t.Fatal("no project has an open version")
+	}
+	var p writeAnswer
+	h.ok("openproject_update_work_package", map[string]any{"workPackageId": planned.ID, "lockVersion": planned.LockVersion, "versionId": v.ID}, &p)
+	if p.WorkPackage.Version == nil || p.WorkPackage.Version.ID != v.ID || p.WorkPackage.Version.Name != v.Name {
+		t.Errorf("planned = %+v", p.WorkPackage.Version)
+	}
+	h.ok("openproject_update_work_package", map[string]any{"workPackageId": planned.ID, "lockVersion": p.WorkPackage.LockVersion, "versionId": 0}, &p)
+	if p.WorkPackage.Version != nil {
+		t.Errorf("unplanned = %+v", p.WorkPackage.Version)
+	}
 
 	// A stale lockVersion: nothing is saved, and the error carries the
 	// current lockVersion and the current values of the fields to change.
@@ -121,6 +143,7 @@ func TestUpdateWorkPackage(t *testing.T) {
 		{map[string]any{"workPackageId": orig.ID, "lockVersion": 1, "subject": ""}, "subject"},
 		{map[string]any{"workPackageId": orig.ID, "lockVersion": 1, "statusId": 0}, "statusId"},
 		{map[string]any{"workPackageId": orig.ID, "lockVersion": 1, "assigneeId": -4}, "assigneeId"},
+		{map[string]any{"workPackageId": orig.ID, "lockVersion": 1, "versionId": -2}, "versionId"},
 		{map[string]any{"workPackageId": orig.ID, "lockVersion": 1, "startDate": "soon"}, "startDate"},
 		{map[string]any{"workPackageId": orig.ID, "lockVersion": 1, "percentageDone": 101}, "percentageDone"},
 		{map[string]any{"workPackageId": 0, "lockVersion": 1, "subject": "x"}, "workPackageId"},
@@ -200,7 +223,8 @@ func TestReadOnly(t *testing.T) {
 	_, err3 := h.srv.addComment(ctx, commentIn{WorkPackageID: 1, Comment: "x"})
 	_, err4 := h.srv.logTime(ctx, logTimeIn{WorkPackageID: 1, Hours: 1, SpentOn: "2025-06-02"})
 	_, err5 := h.srv.createRelation(ctx, createRelationIn{WorkPackageID: 1, ToID: 2, Type: "relates"})
-	for i, err := range []error{err1, err2, err3, err4, err5} {
+	_, err6 := h.srv.bulkUpdate(ctx, bulkUpdateIn{Rows: []bulkRow{{ID: 1, LockVersion: new(0), StatusID: new(int64(1))}}})
+	for i, err := range []error{err1, err2, err3, err4, err5, err6} {
 		if !errors.Is(err, errReadOnly) {
 			t.Errorf("handler %d: err = %v, want the read-only error", i, err)
 		}

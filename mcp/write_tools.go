@@ -22,7 +22,8 @@ var errReadOnly = &toolError{msg: "this server is read-only (OPENPROJECT_READ_ON
 
 // writeToolNames are refused by a read-only server even though they are not
 // listed there.
-var writeToolNames = []string{"openproject_create_work_package", "openproject_update_work_package", "openproject_add_comment", "openproject_log_time", "openproject_create_relation"}
+var writeToolNames = []string{"openproject_create_work_package", "openproject_update_work_package", "openproject_add_comment", "openproject_log_time", "openproject_create_relation",
+	toolBulkUpdate}
 
 // writeAnnotations: writes reach the outside world and are not idempotent
 // (a repeated create makes two work packages; an update moves lockVersion,
@@ -35,14 +36,17 @@ func (s *server) registerWriteTools(srv *sdk.Server) {
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[0], Annotations: writeAnnotations(false),
 		Description: "Create a work package in a project. Returns it as stored (with its id and lockVersion)."}, s.createWorkPackage)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[1], Annotations: writeAnnotations(true),
-		Description: "Change fields of a work package; omitted fields stay unchanged. Needs the lockVersion from openproject_get_work_package; " +
-			"if someone changed it since, the error gives the current lockVersion and values to retry with."}, s.updateWorkPackage)
+		Description: "Change fields of a work package; omitted ones stay. Needs its lockVersion (openproject_get_work_package); " +
+			"on a conflict the error gives the current one and values."}, s.updateWorkPackage)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[2], Annotations: writeAnnotations(false),
 		Description: "Add a comment to a work package's activity (Markdown)."}, s.addComment)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[3], Annotations: writeAnnotations(false),
-		Description: "Log time spent on a work package (hours, day, optional comment and activity), as the API key's user."}, s.logTime)
+		Description: "Log time spent on a work package, as the API key's user."}, s.logTime)
 	addTool(s, srv, &sdk.Tool{Name: writeToolNames[4], Annotations: writeAnnotations(false),
 		Description: "Relate two work packages (blocks, follows, relates, ...). Returns the relation as seen from workPackageId."}, s.createRelation)
+	addTool(s, srv, &sdk.Tool{Name: toolBulkUpdate, Annotations: writeAnnotations(true),
+		Description: "Change status, assignee or version of up to 25 work packages, each row saved on its own with its lockVersion. " +
+			"Answers updated and failed rows (a conflict gives the current lockVersion)."}, s.bulkUpdate)
 }
 
 // writeOut is the answer of a write: the changed item and whether the local
@@ -58,7 +62,7 @@ type writeOut struct {
 
 // confirmArg is the argument every write tool takes for --confirm-writes.
 type confirmArg struct {
-	Confirm bool `json:"confirm,omitempty" jsonschema:"with --confirm-writes: true applies; otherwise a preview is returned and nothing changes"`
+	Confirm bool `json:"confirm,omitempty" jsonschema:"with --confirm-writes: true applies, else preview only"`
 }
 
 // preview is what a write would do, answered instead of doing it until
@@ -84,17 +88,21 @@ func (s *server) previewing(c confirmArg) bool { return s.opts.ConfirmWrites && 
 // failure does not undo the write, which OpenProject has already applied,
 // so it is reported as a note and logged, not as a tool error.
 func (s *server) refresh(ctx context.Context, tool string, id int64, out *writeOut) {
+	out.IndexRefreshed, out.Note = s.refreshIndex(ctx, tool, id)
+}
+
+// refreshIndex upserts a written work package into the local index and
+// reports whether it did, or the note that says why not.
+func (s *server) refreshIndex(ctx context.Context, tool string, id int64) (bool, string) {
 	if s.idx == nil {
-		out.Note = "saved in OpenProject; the local search index is not available and will catch up on its next sync"
-		return
+		return false, "saved in OpenProject; the local search index is not available and will catch up on its next sync"
 	}
 	if err := s.idx.RefreshWorkPackage(ctx, id); err != nil {
 		rid := callID(ctx)
 		s.log.ErrorContext(ctx, "index refresh after write failed", "tool", tool, "request_id", rid, "work_package", id, "error", err.Error())
-		out.Note = fmt.Sprintf("saved in OpenProject, but the local search index could not be updated yet (request id %s); searches may show the old state until the next sync", rid)
-		return
+		return false, fmt.Sprintf("saved in OpenProject, but the local search index could not be updated yet (request id %s); searches may show the old state until the next sync", rid)
 	}
-	out.IndexRefreshed = true
+	return true, ""
 }
 
 func checkDate(param, v string) error {
@@ -114,8 +122,8 @@ type createWPIn struct {
 	ProjectID   idOrSlug `json:"projectId" jsonschema:"project id or identifier"`
 	Subject     string   `json:"subject" jsonschema:"title"`
 	Description string   `json:"description,omitempty" jsonschema:"Markdown"`
-	TypeID      int64    `json:"typeId,omitempty" jsonschema:"type id (default: the project's default type)"`
-	StatusID    int64    `json:"statusId,omitempty" jsonschema:"status id (default: the default status)"`
+	TypeID      int64    `json:"typeId,omitempty" jsonschema:"type id (default: the project's)"`
+	StatusID    int64    `json:"statusId,omitempty" jsonschema:"status id"`
 	PriorityID  int64    `json:"priorityId,omitempty" jsonschema:"priority id"`
 	AssigneeID  int64    `json:"assigneeId,omitempty" jsonschema:"assignee user id"`
 	ParentID    int64    `json:"parentId,omitempty" jsonschema:"parent work package id"`
@@ -179,15 +187,16 @@ func checkDates(start, due string) error {
 type updateWPIn struct {
 	confirmArg
 	WorkPackageID  int64   `json:"workPackageId" jsonschema:"work package id"`
-	LockVersion    int     `json:"lockVersion" jsonschema:"lockVersion from the last read of the work package"`
+	LockVersion    int     `json:"lockVersion" jsonschema:"from the last read"`
 	Subject        *string `json:"subject,omitempty" jsonschema:"new title"`
-	Description    *string `json:"description,omitempty" jsonschema:"new description (Markdown), replaces the old one"`
+	Description    *string `json:"description,omitempty" jsonschema:"Markdown; replaces the old one"`
 	TypeID         *int64  `json:"typeId,omitempty" jsonschema:"type id"`
 	StatusID       *int64  `json:"statusId,omitempty" jsonschema:"status id"`
 	PriorityID     *int64  `json:"priorityId,omitempty" jsonschema:"priority id"`
-	AssigneeID     *int64  `json:"assigneeId,omitempty" jsonschema:"assignee user id; 0 removes the assignee"`
+	AssigneeID     *int64  `json:"assigneeId,omitempty" jsonschema:"user id; 0 removes"`
 	ResponsibleID  *int64  `json:"responsibleId,omitempty" jsonschema:"accountable user id; 0 removes"`
-	ParentID       *int64  `json:"parentId,omitempty" jsonschema:"parent work package id; 0 removes the parent"`
+	ParentID       *int64  `json:"parentId,omitempty" jsonschema:"work package id; 0 removes"`
+	VersionID      *int64  `json:"versionId,omitempty" jsonschema:"version id; 0 removes"`
 	StartDate      *string `json:"startDate,omitempty" jsonschema:"YYYY-MM-DD; empty clears"`
 	DueDate        *string `json:"dueDate,omitempty" jsonschema:"YYYY-MM-DD; empty clears"`
 	PercentageDone *int    `json:"percentageDone,omitempty" jsonschema:"0-100"`
@@ -198,37 +207,54 @@ func (s *server) updateWorkPackage(ctx context.Context, in updateWPIn) (writeOut
 	if s.opts.ReadOnly {
 		return writeOut{}, errReadOnly
 	}
-	if err := checkID("workPackageId", in.WorkPackageID); err != nil {
+	patch, changed, err := in.check()
+	if err != nil {
 		return writeOut{}, err
 	}
-	if in.LockVersion < 0 {
-		return writeOut{}, argErr("lockVersion", "must be 0 or more, got %d", in.LockVersion)
+	if s.previewing(in.confirmArg) {
+		return s.previewUpdate(ctx, in, changed)
 	}
-	patch := openproject.WorkPackagePatch{LockVersion: in.LockVersion, Subject: in.Subject, Description: in.Description,
-		TypeID: in.TypeID, StatusID: in.StatusID, PriorityID: in.PriorityID, AssigneeID: in.AssigneeID,
-		ResponsibleID: in.ResponsibleID, ParentID: in.ParentID, StartDate: in.StartDate, DueDate: in.DueDate,
-		PercentageDone: in.PercentageDone}
+	wp, err := s.applyUpdate(ctx, tool, in, patch, changed)
+	if err != nil {
+		return writeOut{}, err
+	}
+	out := writeOut{WorkPackage: wpDetailOf(wp, s.baseURL())}
+	s.refresh(ctx, tool, wp.ID, &out)
+	return out, nil
+}
+
+// check validates an update's arguments, before anything is sent, and
+// returns the patch and the fields it sets. The bulk update checks each
+// of its rows with it too.
+func (in updateWPIn) check() (openproject.WorkPackagePatch, []string, error) {
+	var zero openproject.WorkPackagePatch
+	if err := checkID("workPackageId", in.WorkPackageID); err != nil {
+		return zero, nil, err
+	}
+	if in.LockVersion < 0 {
+		return zero, nil, argErr("lockVersion", "must be 0 or more, got %d", in.LockVersion)
+	}
 	changed := in.changedFields()
 	if len(changed) == 0 {
-		return writeOut{}, argErr("workPackageId", "nothing to change: give at least one field to update")
+		return zero, nil, argErr("workPackageId", "nothing to change: give at least one field to update")
 	}
 	if in.Subject != nil && strings.TrimSpace(*in.Subject) == "" {
-		return writeOut{}, argErr("subject", "must not be empty")
+		return zero, nil, argErr("subject", "must not be empty")
 	}
 	for _, c := range []struct {
 		param string
 		id    *int64
 	}{{"typeId", in.TypeID}, {"statusId", in.StatusID}, {"priorityId", in.PriorityID}} {
 		if c.id != nil && *c.id <= 0 {
-			return writeOut{}, argErr(c.param, "must be a positive id, got %d", *c.id)
+			return zero, nil, argErr(c.param, "must be a positive id, got %d", *c.id)
 		}
 	}
 	for _, c := range []struct {
 		param string
 		id    *int64
-	}{{"assigneeId", in.AssigneeID}, {"responsibleId", in.ResponsibleID}, {"parentId", in.ParentID}} {
+	}{{"assigneeId", in.AssigneeID}, {"responsibleId", in.ResponsibleID}, {"parentId", in.ParentID}, {"versionId", in.VersionID}} {
 		if c.id != nil && *c.id < 0 {
-			return writeOut{}, argErr(c.param, "must be an id, or 0 to remove, got %d", *c.id)
+			return zero, nil, argErr(c.param, "must be an id, or 0 to remove, got %d", *c.id)
 		}
 	}
 	for _, c := range []struct {
@@ -237,26 +263,27 @@ func (s *server) updateWorkPackage(ctx context.Context, in updateWPIn) (writeOut
 	}{{"startDate", in.StartDate}, {"dueDate", in.DueDate}} {
 		if c.v != nil {
 			if err := checkDate(c.param, *c.v); err != nil {
-				return writeOut{}, err
+				return zero, nil, err
 			}
 		}
 	}
 	if in.PercentageDone != nil && (*in.PercentageDone < 0 || *in.PercentageDone > 100) {
-		return writeOut{}, argErr("percentageDone", "must be between 0 and 100, got %d", *in.PercentageDone)
+		return zero, nil, argErr("percentageDone", "must be between 0 and 100, got %d", *in.PercentageDone)
 	}
-	if s.previewing(in.confirmArg) {
-		return s.previewUpdate(ctx, in, changed)
-	}
+	return openproject.WorkPackagePatch{LockVersion: in.LockVersion, Subject: in.Subject, Description: in.Description,
+		TypeID: in.TypeID, StatusID: in.StatusID, PriorityID: in.PriorityID, AssigneeID: in.AssigneeID,
+		ResponsibleID: in.ResponsibleID, ParentID: in.ParentID, VersionID: in.VersionID, StartDate: in.StartDate, DueDate: in.DueDate,
+		PercentageDone: in.PercentageDone}, changed, nil
+}
+
+// applyUpdate sends a checked update. A stale lockVersion comes back as
+// the conflict error that tells the agent how to retry.
+func (s *server) applyUpdate(ctx context.Context, tool string, in updateWPIn, patch openproject.WorkPackagePatch, changed []string) (openproject.WorkPackage, error) {
 	wp, err := s.api.UpdateWorkPackage(ctx, in.WorkPackageID, patch)
 	if errors.Is(err, openproject.ErrConflict) {
-		return writeOut{}, s.conflict(ctx, tool, in, changed, err)
+		return openproject.WorkPackage{}, s.conflict(ctx, tool, in, changed, err)
 	}
-	if err != nil {
-		return writeOut{}, err
-	}
-	out := writeOut{WorkPackage: wpDetailOf(wp, s.baseURL())}
-	s.refresh(ctx, tool, wp.ID, &out)
-	return out, nil
+	return wp, err
 }
 
 // changedFields names the fields the update sets, in argument order.
@@ -275,6 +302,7 @@ func (in updateWPIn) changedFields() []string {
 	add("assigneeId", in.AssigneeID != nil)
 	add("responsibleId", in.ResponsibleID != nil)
 	add("parentId", in.ParentID != nil)
+	add("versionId", in.VersionID != nil)
 	add("startDate", in.StartDate != nil)
 	add("dueDate", in.DueDate != nil)
 	add("percentageDone", in.PercentageDone != nil)
@@ -337,6 +365,8 @@ func currentValue(wp openproject.WorkPackage, field string) string {
 		return link(wp.Responsible)
 	case "parentId":
 		return link(wp.Parent)
+	case "versionId":
+		return link(wp.Version)
 	case "startDate":
 		return str(wp.StartDate, capRow)
 	case "dueDate":
@@ -438,6 +468,12 @@ func (s *server) previewUpdate(ctx context.Context, in updateWPIn, changed []str
 	if err != nil {
 		return writeOut{}, err
 	}
+	return writeOut{WorkPackage: wpDetailOf(cur, s.baseURL()), Note: confirmNote, Preview: updatePreview(cur, in, changed)}, nil
+}
+
+// updatePreview says what an update would change of cur, the work
+// package as read now.
+func updatePreview(cur openproject.WorkPackage, in updateWPIn, changed []string) *preview {
 	changes := make(map[string]any, len(changed))
 	for _, f := range changed {
 		changes[f] = map[string]any{"from": currentValue(cur, f), "to": newValue(in, f)}
@@ -446,7 +482,7 @@ func (s *server) previewUpdate(ctx context.Context, in updateWPIn, changed []str
 	if cur.LockVersion != in.LockVersion {
 		pv.Warning = fmt.Sprintf("lockVersion %d is stale: the work package is at %d, so this update would fail; read it again", in.LockVersion, cur.LockVersion)
 	}
-	return writeOut{WorkPackage: wpDetailOf(cur, s.baseURL()), Note: confirmNote, Preview: pv}, nil
+	return pv
 }
 
 // newValue renders the value an update sets for field, as currentValue
@@ -482,6 +518,8 @@ func newValue(in updateWPIn, field string) string {
 		return id(in.ResponsibleID)
 	case "parentId":
 		return id(in.ParentID)
+	case "versionId":
+		return id(in.VersionID)
 	case "startDate":
 		return str(in.StartDate)
 	case "dueDate":

@@ -499,6 +499,26 @@ func TestClient_Writes(t *testing.T) {
 		t.Error("empty subject accepted")
 	}
 
+	// A version is set by id and removed by 0.
+	vs, err := c.ListVersions(ctx, "alice-private", openproject.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(vs.Items, func(v openproject.Version) bool { return v.Status == "open" })
+	if i < 0 {
+		t.Fatalf("alice-private has no open version: %+v", vs.Items)
+	}
+	vid := vs.Items[i].ID
+	upd, err = c.UpdateWorkPackage(ctx, wp.ID, openproject.WorkPackagePatch{LockVersion: upd.LockVersion, VersionID: &vid})
+	if err != nil || upd.Version == nil || upd.Version.ID != vid || upd.Version.Title != vs.Items[i].Name {
+		t.Fatalf("planned for version %d: %+v, %v", vid, upd.Version, err)
+	}
+	none := int64(0)
+	upd, err = c.UpdateWorkPackage(ctx, wp.ID, openproject.WorkPackagePatch{LockVersion: upd.LockVersion, VersionID: &none})
+	if err != nil || upd.Version != nil {
+		t.Fatalf("version removed: %+v, %v", upd.Version, err)
+	}
+
 	act, err := c.AddComment(ctx, wp.ID, "The zyxwvut agent needs 2 GiB")
 	if err != nil || act.Comment != "The zyxwvut agent needs 2 GiB" || act.WorkPackageID != wp.ID {
 		t.Fatalf("comment %+v, %v", act, err)

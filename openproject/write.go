@@ -30,17 +30,21 @@ type NewWorkPackage struct {
 
 // WorkPackagePatch is the input of UpdateWorkPackage. LockVersion is
 // required and must be the version last read; nil fields stay unchanged. A
-// pointer to 0 for AssigneeID or ParentID removes the link.
+// pointer to 0 for AssigneeID, ResponsibleID, ParentID or VersionID
+// removes the link.
 type WorkPackagePatch struct {
-	LockVersion    int
-	Subject        *string
-	Description    *string
-	TypeID         *int64
-	StatusID       *int64
-	PriorityID     *int64
-	AssigneeID     *int64
-	ResponsibleID  *int64
-	ParentID       *int64
+	LockVersion   int
+	Subject       *string
+	Description   *string
+	TypeID        *int64
+	StatusID      *int64
+	PriorityID    *int64
+	AssigneeID    *int64
+	ResponsibleID *int64
+	ParentID      *int64
+	// VersionID is the version (release) the work package is planned
+	// for: an open one its project may use, or the server refuses it.
+	VersionID      *int64
 	StartDate      *string
 	DueDate        *string
 	PercentageDone *int
@@ -112,6 +116,7 @@ func (c *Client) UpdateWorkPackage(ctx context.Context, id int64, p WorkPackageP
 	c.patchLink(links, "assignee", "users", p.AssigneeID)
 	c.patchLink(links, "responsible", "users", p.ResponsibleID)
 	c.patchLink(links, "parent", "work_packages", p.ParentID)
+	c.patchLink(links, "version", "versions", p.VersionID)
 	if len(links) > 0 {
 		body["_links"] = links
 	}

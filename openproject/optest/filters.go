@@ -63,6 +63,7 @@ var humanFilterNames = map[string]string{
 	"time":                "Time",
 	"version":             "Version",
 	"sharing":             "Sharing",
+	"invited_user":        "Invited user",
 }
 
 func humanName(canonical string) string {
@@ -540,8 +541,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// compileMeetingFilters implements project (=), title (~) and time
-// (= upcoming | past). A meeting is upcoming until it has ended.
+// compileMeetingFilters implements project (=), title (~), time
+// (= upcoming | past) and invitedUserId (=). A meeting is upcoming until
+// it has ended.
 func compileMeetingFilters(fs openproject.Filters, now time.Time) ([]func(*openproject.Meeting) bool, *apiError) {
 	var preds []func(*openproject.Meeting) bool
 	for _, f := range fs {
@@ -557,6 +559,8 @@ func compileMeetingFilters(fs openproject.Filters, now time.Time) ([]func(*openp
 			if err == nil {
 				p = func(m *openproject.Meeting) bool { return match(m.Title) }
 			}
+		case "invited_user":
+			p, err = invitedUserFilter(f, name)
 		case "time":
 			if f.Operator != "=" {
 				return nil, errOperator(name)
@@ -581,6 +585,31 @@ func compileMeetingFilters(fs openproject.Filters, now time.Time) ([]func(*openp
 		preds = append(preds, p)
 	}
 	return preds, nil
+}
+
+// invitedUserFilter is Queries::Meetings::Filters::InvitedUserFilter
+// (key invited_user_id): = only, over an integer list of user ids (its
+// IntegerListOptional strategy refuses anything else, "me" included),
+// matching meetings with one of them among the invited participants. The
+// fake's participants are the invited ones.
+func invitedUserFilter(f openproject.Filter, name string) (func(*openproject.Meeting) bool, *apiError) {
+	if f.Operator != "=" {
+		return nil, errOperator(name)
+	}
+	if len(f.Values) == 0 {
+		return nil, errValues(name)
+	}
+	ids := make(map[int64]bool, len(f.Values))
+	for _, v := range f.Values {
+		id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return nil, errValues(name)
+		}
+		ids[id] = true
+	}
+	return func(m *openproject.Meeting) bool {
+		return slices.ContainsFunc(m.Participants, func(p openproject.Ref) bool { return ids[p.ID] })
+	}, nil
 }
 
 // meetingSortField resolves the meeting sort fields.

@@ -98,7 +98,7 @@ func linkTarget(links map[string]json.RawMessage, name, base string) (id int64, 
 var attrNames = map[string]string{
 	"subject": "Subject", "status": "Status", "type": "Type", "priority": "Priority",
 	"assignee": "Assignee", "responsible": "Accountable", "parent": "Parent", "project": "Project",
-	"comment": "Comment", "startDate": "Start date", "dueDate": "Finish date",
+	"comment": "Comment", "startDate": "Start date", "dueDate": "Finish date", "version": "Version",
 }
 
 func errBlank(attr string) *apiError {
@@ -194,6 +194,33 @@ func (s *Server) applyWPInput(u *User, next *openproject.WorkPackage, in *wpInpu
 			next.Parent = &openproject.Ref{ID: id, Href: "/api/v3/work_packages/" + itoa(id)}
 		}
 	}
+	return s.applyVersion(next, in)
+}
+
+// applyVersion applies the version link of a request body. As
+// WorkPackages::BaseContract#validate_fixed_version_is_assignable does, a
+// new version must be one the work package's project may use (shared
+// with it, Version#projects) and open (Project#assignable_versions);
+// keeping the current one, even a closed one, is always allowed, and null
+// removes it. The caller holds the write lock.
+func (s *Server) applyVersion(next *openproject.WorkPackage, in *wpInput) *apiError {
+	id, set, ok := linkTarget(in.Links, "version", "/api/v3/versions/")
+	switch {
+	case !set:
+		return nil
+	case !ok:
+		return errNotAllowed("version")
+	case id == 0:
+		next.Version = nil
+		return nil
+	case id == refID(next.Version):
+		return nil
+	}
+	v, exists := s.st.versions[id]
+	if !exists || v.Status != "open" || !s.st.versionProjects(v)[next.Project.ID] {
+		return errNotAllowed("version")
+	}
+	next.Version = &openproject.Ref{ID: id, Href: "/api/v3/versions/" + itoa(id), Title: v.Name}
 	return nil
 }
 

@@ -966,11 +966,21 @@ func TestMeetings(t *testing.T) {
 		{`[{"time":{"operator":"=","values":["past"]}}]`, BobKey, []int64{2, 3}},
 		{`[{"project":{"operator":"=","values":["3"]}}]`, BobKey, []int64{2}},
 		{`[{"title":{"operator":"~","values":["retro"]}}]`, AliceKey, []int64{3}},
+		{`[{"invitedUserId":{"operator":"=","values":["3"]}}]`, AliceKey, []int64{1}},
+		{`[{"invited_user_id":{"operator":"=","values":["1","3"]}},{"time":{"operator":"=","values":["past"]}}]`, AdminKey, []int64{}},
+		{`[{"invitedUserId":{"operator":"=","values":["1"]}}]`, AdminKey, []int64{}},
 	} {
 		r := srvGet(t, base, "/api/v3/meetings"+srvQ("filters", tt.filters), tt.key)
 		if ids := elementIDs(r.body); !slices.Equal(ids, tt.want) {
 			t.Errorf("%s as %s = %v, want %v", tt.filters, tt.key, ids, tt.want)
 		}
+	}
+	for _, bad := range []string{
+		`[{"invitedUserId":{"operator":"=","values":["me"]}}]`,
+		`[{"invitedUserId":{"operator":"!","values":["2"]}}]`,
+		`[{"invitedUserId":{"operator":"=","values":[]}}]`,
+	} {
+		wantError(t, srvGet(t, base, "/api/v3/meetings"+srvQ("filters", bad)), 400, "InvalidQuery", "")
 	}
 	r = srvGet(t, base, "/api/v3/meetings"+srvQ("sortBy", `[["startTime","desc"]]`), AdminKey)
 	if ids := elementIDs(r.body); !slices.Equal(ids, []int64{1, 3, 2}) {

@@ -1,6 +1,7 @@
 package optest
 
 import (
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -158,6 +159,43 @@ func TestVersions(t *testing.T) {
 		if r.status != 200 || jget(r.body, "_type") != "Schema" || jget(r.body, "customField3", "name") != "Platforms" ||
 			jget(r.body, "customField3", "type") != "[]CustomOption" {
 			t.Errorf("schema 1-2 = %d %s", r.status, r.raw)
+		}
+	})
+
+	t.Run("assign a version", func(t *testing.T) {
+		wp2 := base + "/api/v3/work_packages/2"
+		patch := func(key, url string, lock int, href any) srvResp {
+			t.Helper()
+			return srvDo(t, http.MethodPatch, url, key, map[string]any{"lockVersion": lock,
+				"_links": map[string]any{"version": map[string]any{"href": href}}})
+		}
+		// Shared with every project and open: assignable.
+		r := patch(AliceKey, wp2, 0, "/api/v3/versions/5")
+		if r.status != 200 || jget(r.body, "_links", "version", "title") != "Company 2024" || jnum(r.body["lockVersion"]) != 1 {
+			t.Fatalf("assign version 5 = %d %s", r.status, r.raw)
+		}
+		// Not shared with project 1, locked, closed, or unknown: 422,
+		// nothing changed.
+		for _, v := range []string{"/api/v3/versions/6", "/api/v3/versions/3", "/api/v3/versions/1", "/api/v3/versions/77", "/api/v3/projects/1"} {
+			wantError(t, patch(AliceKey, wp2, 1, v), 422, "PropertyConstraintViolation", "Version is not set to one of the allowed values.")
+		}
+		// Defined in project 1, shared with its descendants.
+		if r := patch(AliceKey, wp2, 1, "/api/v3/versions/2"); r.status != 200 || jget(r.body, "_links", "version", "href") != "/api/v3/versions/2" {
+			t.Errorf("assign version 2 = %d %s", r.status, r.raw)
+		}
+		if r := patch(AliceKey, wp2, 2, nil); r.status != 200 || jget(r.body, "_links", "version", "href") != nil || jnum(r.body["lockVersion"]) != 3 {
+			t.Errorf("remove the version = %d %s", r.status, r.raw)
+		}
+		// Keeping a closed version while changing something else is allowed.
+		r = srvDo(t, http.MethodPatch, base+"/api/v3/work_packages/1", AliceKey, map[string]any{"lockVersion": 3, "subject": "Still in 1.0",
+			"_links": map[string]any{"version": map[string]any{"href": "/api/v3/versions/1"}}})
+		if r.status != 200 || jget(r.body, "_links", "version", "href") != "/api/v3/versions/1" {
+			t.Errorf("keep the closed version = %d %s", r.status, r.raw)
+		}
+		acts := srvGet(t, base, "/api/v3/work_packages/2/activities", AliceKey)
+		n := jnum(acts.body["total"])
+		if last := jget(acts.body, "_embedded", "elements", n-1, "details", 0, "raw"); n != 3 || last != "Version changed" {
+			t.Errorf("journal: %d entries, the last change %v", n, last)
 		}
 	})
 
