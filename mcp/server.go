@@ -209,6 +209,7 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	srv.AddReceivingMiddleware(s.checkToolArgs)
 	s.registerSearchTools(srv)
 	s.registerLiveTools(srv)
+	s.registerResources(srv)
 	if !opts.ReadOnly {
 		s.registerWriteTools(srv)
 	}

@@ -1,0 +1,280 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/opsearch/opsearch/openproject"
+)
+
+// resourceFixture is one user's items of every kind in their private
+// project, each with words no other item holds.
+type resourceFixture struct {
+	project, wp, wiki, meeting int64
+	comment, wikiText, outcome string
+	wpTitle                    string
+}
+
+// addResourceFixture gives u's private project a commented work package,
+// a wiki page and a meeting with an outcome, before the first sync.
+func addResourceFixture(t *testing.T, e *httpEnv, u user) resourceFixture {
+	t.Helper()
+	d := e.op.Dataset()
+	var uid int64
+	for _, du := range d.Users {
+		if du.APIKey == u.key {
+			uid = du.ID
+		}
+	}
+	f := resourceFixture{project: u.project, comment: u.codename + " marmalade comment", wikiText: u.codename + " quince runbook",
+		outcome: "Ship the " + u.codename + " tangerine release"}
+	for _, wp := range d.WorkPackages {
+		if wp.Project.ID == u.project {
+			f.wp, f.wpTitle = wp.ID, wp.Subject
+			break
+		}
+	}
+	if uid == 0 || f.wp == 0 {
+		t.Fatalf("%s: no user id or work package in the private project", u.name)
+	}
+	if _, err := e.op.AddComment(f.wp, uid, f.comment); err != nil {
+		t.Fatal(err)
+	}
+	// An id the sync's probe reaches (it stops a thousand ids past the
+	// highest page it found; the fake's next free id is beyond that).
+	wikiID := int64(40)
+	if u.name == "bob" {
+		wikiID = 41
+	}
+	w, err := e.op.AddWikiPage(openproject.WikiPage{ID: wikiID, Title: u.codename + " runbook", Text: f.wikiText, HasText: true, Project: openproject.Ref{ID: u.project}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.wiki = w.ID
+	m, err := e.op.AddMeeting(openproject.Meeting{Title: u.codename + " release review", Project: openproject.Ref{ID: u.project}, Author: openproject.Ref{ID: uid},
+		AgendaItems: []openproject.AgendaItem{{Title: "Decide the " + u.codename + " release", Notes: "Who signs off", Outcomes: []openproject.Outcome{{Notes: f.outcome}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.meeting = m.ID
+	return f
+}
+
+// readResource reads uri and decodes its JSON contents.
+func readResource(ctx context.Context, cs *sdk.ClientSession, uri string) (map[string]any, error) {
+	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Contents) != 1 || res.Contents[0].URI != uri || res.Contents[0].MIMEType != "application/json" {
+		return nil, fmt.Errorf("read %s: contents %+v", uri, res.Contents)
+	}
+	if res.CacheScope != "private" {
+		return nil, fmt.Errorf("read %s: cache scope %q, want private: the item is the user's own", uri, res.CacheScope)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &out); err != nil {
+		return nil, fmt.Errorf("read %s: %w", uri, err)
+	}
+	return out, nil
+}
+
+// notFound reports whether err is the protocol's resource-not-found
+// answer (the SDK's ResourceNotFoundError).
+func notFound(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && je.Code == sdk.CodeResourceNotFound && je.Message == "Resource not found"
+}
+
+// TestResources: over Streamable HTTP with the go-sdk client, with an
+// index per user and through both deployments of a shared one, alice
+// lists the resource templates and the search UI, reads an item of
+// every kind of hers from the index (a work package with its comments, a
+// meeting with its agenda and outcomes), reads what a search hit names
+// by its uri, and reads live what was made after the sync; everything
+// of bob's private project, what does not exist and a malformed URI
+// answer resource-not-found alike, with nothing of bob's in the answer.
+func TestResources(t *testing.T) {
+	for _, team := range []string{"", "single", "replicas"} {
+		name := team
+		if name == "" {
+			name = "per-user"
+		}
+		t.Run(name, func(t *testing.T) { testResources(t, team) })
+	}
+}
+
+func testResources(t *testing.T, team string) {
+	e := newHTTPEnv(t, httpEnvOpts{team: team})
+	ctx := t.Context()
+	fx := map[string]resourceFixture{}
+	for _, u := range e.users() {
+		fx[u.name] = addResourceFixture(t, e, u)
+	}
+	e.syncUsers(ctx)
+	alice, bob := e.users()[0], e.users()[1]
+	cs, err := e.connectStreamable(ctx, "/mcp", map[string]string{"Authorization": "Bearer " + alice.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cs.Close() }()
+
+	tl, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var templates []string
+	for _, rt := range tl.ResourceTemplates {
+		templates = append(templates, rt.URITemplate)
+		if rt.MIMEType != "application/json" || rt.Description == "" || rt.Name == "" {
+			t.Errorf("template %s: %+v", rt.URITemplate, rt)
+		}
+	}
+	slices.Sort(templates)
+	if want := []string{"openproject://meetings/{id}", "openproject://projects/{id}", "openproject://wiki_pages/{id}", "openproject://work_packages/{id}"}; !slices.Equal(templates, want) {
+		t.Errorf("templates %v, want %v", templates, want)
+	}
+
+	mine := fx["alice"]
+	for _, c := range []struct {
+		uri   string
+		check func(map[string]any) error
+	}{
+		{fmt.Sprintf("openproject://projects/%d", mine.project), func(m map[string]any) error {
+			if m["identifier"] != "alice-private" {
+				return fmt.Errorf("identifier %v", m["identifier"])
+			}
+			return nil
+		}},
+		{fmt.Sprintf("openproject://work_packages/%d", mine.wp), func(m map[string]any) error {
+			if m["subject"] != mine.wpTitle {
+				return fmt.Errorf("subject %v, want %q", m["subject"], mine.wpTitle)
+			}
+			cs, _ := m["comments"].([]any)
+			if !slices.ContainsFunc(cs, func(c any) bool { r, _ := c.(map[string]any); return r["comment"] == mine.comment }) {
+				return fmt.Errorf("comments %v lack %q", cs, mine.comment)
+			}
+			if n, _ := m["commentsTotal"].(float64); int(n) != len(cs) {
+				return fmt.Errorf("commentsTotal %v for %d comments", m["commentsTotal"], len(cs))
+			}
+			return nil
+		}},
+		{fmt.Sprintf("openproject://wiki_pages/%d", mine.wiki), func(m map[string]any) error {
+			if m["text"] != mine.wikiText {
+				return fmt.Errorf("text %v", m["text"])
+			}
+			return nil
+		}},
+		{fmt.Sprintf("openproject://meetings/%d", mine.meeting), func(m map[string]any) error {
+			raw, _ := json.Marshal(m["agendaItems"])
+			if !strings.Contains(string(raw), mine.outcome) || !strings.Contains(string(raw), "Who signs off") {
+				return fmt.Errorf("agenda %s lacks the notes or the outcome", raw)
+			}
+			return nil
+		}},
+	} {
+		m, err := readResource(ctx, cs, c.uri)
+		if err != nil {
+			t.Errorf("alice reads her %s: %v", c.uri, err)
+			continue
+		}
+		if m["source"] != "index" {
+			t.Errorf("%s: source %v, want index (it was synced)", c.uri, m["source"])
+		}
+		if err := c.check(m); err != nil {
+			t.Errorf("%s: %v", c.uri, err)
+		}
+	}
+
+	// A search hit names its item's resource, which reads as the item.
+	var found struct {
+		Results []struct {
+			Kind string `json:"kind"`
+			ID   int64  `json:"id"`
+			URI  string `json:"uri"`
+		} `json:"results"`
+	}
+	if err := httpCall(ctx, cs, "openproject_search", map[string]any{"query": "tangerine release"}, &found); err != nil {
+		t.Fatal(err)
+	}
+	if len(found.Results) == 0 {
+		t.Fatal("searching alice's outcome found nothing")
+	}
+	for _, r := range found.Results {
+		want := fmt.Sprintf("openproject://%ss/%d", r.Kind, r.ID)
+		if r.Kind == "attachment" {
+			want = ""
+		}
+		if r.URI != want {
+			t.Errorf("%s %d: uri %q, want %q", r.Kind, r.ID, r.URI, want)
+		}
+	}
+	if r := found.Results[0]; r.URI != fmt.Sprintf("openproject://meetings/%d", mine.meeting) {
+		t.Errorf("the best hit is %s, want alice's meeting", r.URI)
+	} else if m, err := readResource(ctx, cs, r.URI); err != nil || m["title"] != "Nightingale release review" {
+		t.Errorf("reading the hit's uri: %v, %v", m["title"], err)
+	}
+
+	// Made after the sync: read live, with alice's key.
+	fresh, err := e.op.CreateWorkPackage(openproject.WorkPackage{Subject: "Nightingale after the sync", Project: openproject.Ref{ID: mine.project},
+		Type: openproject.Ref{ID: 1}, Status: openproject.Ref{ID: 1}, Priority: openproject.Ref{ID: 1}, Author: openproject.Ref{ID: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := readResource(ctx, cs, fmt.Sprintf("openproject://work_packages/%d", fresh.ID)); err != nil || m["source"] != "live" || m["subject"] != fresh.Subject {
+		t.Errorf("a work package made after the sync: %v %v, %v", m["subject"], m["source"], err)
+	}
+	theirs, err := e.op.CreateWorkPackage(openproject.WorkPackage{Subject: "Kestrel after the sync", Project: openproject.Ref{ID: bob.project},
+		Type: openproject.Ref{ID: 1}, Status: openproject.Ref{ID: 1}, Priority: openproject.Ref{ID: 1}, Author: openproject.Ref{ID: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Nothing of bob's, nothing that does not exist, nothing malformed.
+	other := fx["bob"]
+	for _, uri := range []string{
+		fmt.Sprintf("openproject://projects/%d", other.project),
+		fmt.Sprintf("openproject://work_packages/%d", other.wp),
+		fmt.Sprintf("openproject://work_packages/%d", theirs.ID),
+		fmt.Sprintf("openproject://wiki_pages/%d", other.wiki),
+		fmt.Sprintf("openproject://meetings/%d", other.meeting),
+		"openproject://work_packages/999999",
+		"openproject://meetings/0",
+		"openproject://projects/-3",
+		fmt.Sprintf("openproject://work_packages/0%d", mine.wp),
+		"openproject://work_packages/abc",
+		"openproject://attachments/1",
+	} {
+		res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		if !notFound(err) {
+			raw, _ := json.Marshal(res)
+			t.Errorf("alice reads %s: %v %.300s; want resource not found", uri, err, raw)
+			continue
+		}
+		for _, secret := range []string{"Kestrel", other.comment, other.wikiText, other.outcome, other.wpTitle} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("LEAK: the error for %s holds %q", uri, secret)
+			}
+		}
+	}
+	// bob reads his own, alice's not.
+	bcs, err := e.connectStreamable(ctx, "/mcp", map[string]string{"X-OpenProject-Api-Key": bob.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bcs.Close() }()
+	if m, err := readResource(ctx, bcs, fmt.Sprintf("openproject://meetings/%d", other.meeting)); err != nil || m["title"] != "Kestrel release review" {
+		t.Errorf("bob reads his meeting: %v, %v", m["title"], err)
+	}
+	if _, err := bcs.ReadResource(ctx, &sdk.ReadResourceParams{URI: fmt.Sprintf("openproject://wiki_pages/%d", mine.wiki)}); !notFound(err) {
+		t.Errorf("bob reads alice's wiki page: %v, want not found", err)
+	}
+}
