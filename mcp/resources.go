@@ -51,7 +51,12 @@ import (
 const (
 	// resourceScheme begins every item's URI.
 	resourceScheme = "openproject://"
-	mimeJSON       = "application/json"
+	// UISearchURI is the MCP Apps view of a search answer (searchUI).
+	UISearchURI = "ui://opsearch/search"
+	// mimeMCPApp is the MCP Apps HTML profile (SEP-1865, 2026-01-26:
+	// "mimeType MUST be text/html;profile=mcp-app").
+	mimeMCPApp = "text/html;profile=mcp-app"
+	mimeJSON   = "application/json"
 )
 
 // itemResource is one kind of item read as a resource.
@@ -91,7 +96,7 @@ func resourceURI(k kind.Kind, id int64) string {
 	return ""
 }
 
-// registerResources adds the item resource templates.
+// registerResources adds the item resource templates and the search UI.
 func (s *server) registerResources(srv *sdk.Server) {
 	for _, r := range itemResources {
 		srv.AddResourceTemplate(&sdk.ResourceTemplate{
@@ -99,6 +104,12 @@ func (s *server) registerResources(srv *sdk.Server) {
 			Name:        r.name, Title: r.title, Description: r.description, MIMEType: mimeJSON,
 		}, s.readItem(r))
 	}
+	srv.AddResource(&sdk.Resource{
+		URI: UISearchURI, Name: "search_results", Title: "Search results",
+		Description: "MCP Apps view of an openproject_search answer: a compact list with kind, title, project, status, snippet and freshness.",
+		MIMEType:    mimeMCPApp,
+		Meta:        sdk.Meta{"ui": uiResourceMeta()},
+	}, s.readSearchUI)
 }
 
 // readItem is the handler of r's template.

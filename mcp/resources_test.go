@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
 )
 
@@ -88,10 +89,11 @@ func readResource(ctx context.Context, cs *sdk.ClientSession, uri string) (map[s
 }
 
 // notFound reports whether err is the protocol's resource-not-found
-// answer (the SDK's ResourceNotFoundError).
+// answer (the SDK's ResourceNotFoundError: -32602, "Resource not found",
+// as SEP-2164 has it).
 func notFound(err error) bool {
 	var je *jsonrpc.Error
-	return errors.As(err, &je) && je.Code == sdk.CodeResourceNotFound && je.Message == "Resource not found"
+	return errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams && je.Message == "Resource not found"
 }
 
 // TestResources: over Streamable HTTP with the go-sdk client, with an
@@ -141,6 +143,13 @@ func testResources(t *testing.T, team string) {
 	slices.Sort(templates)
 	if want := []string{"openproject://meetings/{id}", "openproject://projects/{id}", "openproject://wiki_pages/{id}", "openproject://work_packages/{id}"}; !slices.Equal(templates, want) {
 		t.Errorf("templates %v, want %v", templates, want)
+	}
+	rl, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rl.Resources) != 1 || rl.Resources[0].URI != mcp.UISearchURI || rl.Resources[0].MIMEType != "text/html;profile=mcp-app" {
+		t.Errorf("resources: %+v, want the search UI alone", rl.Resources)
 	}
 
 	mine := fx["alice"]

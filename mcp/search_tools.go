@@ -238,6 +238,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 			p["kinds"].Items.Enum = kindEnum
 		}),
 		Annotations: readOnlyLocal(),
+		Meta:        searchToolMeta(),
 	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchAllIn) (*sdk.CallToolResult, any, error) {
 		q, err := parsePaging(in.MatchMode, in.Offset, in.PageSize)
 		if err != nil {
@@ -266,6 +267,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 			"Prefer this to openproject_list_work_packages to find work by topic; use list for exact filters (assignee, type, sort order).",
 		InputSchema: toolSchema[searchWorkPackagesIn](nil),
 		Annotations: readOnlyLocal(),
+		Meta:        searchToolMeta(),
 	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchWorkPackagesIn) (*sdk.CallToolResult, any, error) {
 		q, err := parsePaging(in.MatchMode, in.Offset, in.PageSize)
 		if err != nil {
@@ -296,6 +298,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 		Description: "Search wiki pages by title and text; typo-tolerant and ranked. Without a query, lists the most recently updated pages (of a project, if given).",
 		InputSchema: toolSchema[searchWikiIn](nil),
 		Annotations: readOnlyLocal(),
+		Meta:        searchToolMeta(),
 	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchWikiIn) (*sdk.CallToolResult, any, error) {
 		if in.Limit < 0 || in.Limit > search.MaxPageSize {
 			return nil, nil, argErr("limit", "must be between 1 and %d, not %d", search.MaxPageSize, in.Limit)
@@ -326,6 +329,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 			"Use openproject_list_meetings for upcoming or past meetings by date.",
 		InputSchema: toolSchema[searchMeetingsIn](nil),
 		Annotations: readOnlyLocal(),
+		Meta:        searchToolMeta(),
 	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchMeetingsIn) (*sdk.CallToolResult, any, error) {
 		q, err := parsePaging(in.MatchMode, in.Offset, in.PageSize)
 		if err != nil {
