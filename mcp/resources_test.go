@@ -6,14 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/openproject/opgen"
+	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/sync"
 )
 
 // resourceFixture is one user's items of every kind in their private
@@ -286,4 +292,117 @@ func testResources(t *testing.T, team string) {
 	if _, err := bcs.ReadResource(ctx, &sdk.ReadResourceParams{URI: fmt.Sprintf("openproject://wiki_pages/%d", mine.wiki)}); !notFound(err) {
 		t.Errorf("bob reads alice's wiki page: %v, want not found", err)
 	}
+}
+
+// TestResourcesSharedEqualsPerUser: through a shared index (both
+// deployments), each user of a data set with mixed permissions (roles,
+// single shared work packages, internal comments) reads every item of
+// a sample exactly as through their own index: the same items found and
+// not found, and of each work package the same comments, internal ones
+// only for those who read them.
+func TestResourcesSharedEqualsPerUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls six users twice and reads every item of a sample as each")
+	}
+	gen := mixedGen
+	gen.WorkPackages, gen.Comments, gen.WikiPages, gen.Meetings = 160, 320, 24, 12
+	d := opgen.Generate(gen)
+	_, base := optesting.Start(t, d, optest.Options{})
+	// Every work package with an internal comment, and a sample of
+	// everything else.
+	internal := map[int64]bool{}
+	for _, a := range d.Activities {
+		if a.Internal && a.IsComment() {
+			internal[a.WorkPackageID] = true
+		}
+	}
+	var uris []string
+	for i, wp := range d.WorkPackages {
+		if internal[wp.ID] || i%5 == 0 {
+			uris = append(uris, fmt.Sprintf("openproject://work_packages/%d", wp.ID))
+		}
+	}
+	for _, w := range d.WikiPages {
+		uris = append(uris, fmt.Sprintf("openproject://wiki_pages/%d", w.ID))
+	}
+	for _, m := range d.Meetings {
+		uris = append(uris, fmt.Sprintf("openproject://meetings/%d", m.ID))
+	}
+	for _, p := range d.Projects {
+		uris = append(uris, fmt.Sprintf("openproject://projects/%d", p.ID))
+	}
+	if len(internal) < 3 {
+		t.Fatalf("the data set has %d work packages with internal comments", len(internal))
+	}
+	perUser := startModeServer(t, base, nil)
+	own := map[string]*sdk.ClientSession{}
+	for _, key := range mixedKeys {
+		own[key] = perUser.connect(t, key)
+		waitSynced(t.Context(), t, own[key])
+	}
+	// read is what a user's read of uri shows: not found, or the item's
+	// title and its comments' ids (internal ones marked).
+	read := func(cs *sdk.ClientSession, uri string) string {
+		res, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
+		if notFound(err) {
+			return "not found"
+		}
+		if err != nil {
+			t.Fatalf("read %s: %v", uri, err)
+		}
+		var m struct {
+			ID       int64  `json:"id"`
+			Title    string `json:"title"`
+			Subject  string `json:"subject"`
+			Name     string `json:"name"`
+			Comments []struct {
+				ID       int64 `json:"id"`
+				Internal bool  `json:"internal"`
+			} `json:"comments"`
+		}
+		if err := json.Unmarshal([]byte(res.Contents[0].Text), &m); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d %s%s%s %v", m.ID, m.Title, m.Subject, m.Name, m.Comments)
+	}
+	for _, mode := range teamModes() {
+		t.Run(mode.name, func(t *testing.T) {
+			crawl, shared := mode.serve(t, base, &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}, 0, false)
+			sessions := map[string]*sdk.ClientSession{}
+			for _, key := range mixedKeys {
+				sessions[key], _ = syncThrough(t, crawl, shared, key)
+			}
+			shared.caughtUp(t)
+			if err := shared.mgr.RefreshViews(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			hidden, withInternal, without := 0, 0, 0
+			for _, key := range mixedKeys {
+				for _, uri := range uris {
+					mine, ours := read(own[key], uri), read(sessions[key], uri)
+					if mine != ours {
+						t.Errorf("%s reads %s:\nshared   %s\nper-user %s", key, uri, ours, mine)
+					}
+					switch {
+					case mine == "not found":
+						hidden++
+					case strings.Contains(mine, "true}"):
+						withInternal++
+					case strings.HasPrefix(uri, "openproject://work_packages/") && internal[idOf(uri)]:
+						without++
+					}
+				}
+			}
+			t.Logf("%d reads: %d not found, %d with internal comments, %d of work packages with internal comments without them", len(mixedKeys)*len(uris), hidden, withInternal, without)
+			if hidden == 0 || withInternal == 0 || without == 0 {
+				t.Error("the sample does not tell hidden items, internal comments shown and internal comments withheld apart")
+			}
+		})
+	}
+}
+
+// idOf is the id at the end of a resource URI.
+func idOf(uri string) int64 {
+	id, _ := strconv.ParseInt(uri[strings.LastIndexByte(uri, '/')+1:], 10, 64)
+	return id
 }
