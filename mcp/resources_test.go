@@ -280,6 +280,18 @@ func testResources(t *testing.T, team string) {
 			}
 		}
 	}
+	// The same over the legacy SSE transport.
+	sse, err := e.connectSSE(ctx, "/sse", map[string]string{"X-OpenProject-Api-Key": alice.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sse.Close() }()
+	if m, err := readResource(ctx, sse, fmt.Sprintf("openproject://wiki_pages/%d", mine.wiki)); err != nil || m["text"] != mine.wikiText {
+		t.Errorf("alice reads her wiki page over SSE: %v, %v", m["text"], err)
+	}
+	if _, err := sse.ReadResource(ctx, &sdk.ReadResourceParams{URI: fmt.Sprintf("openproject://wiki_pages/%d", other.wiki)}); !notFound(err) {
+		t.Errorf("alice reads bob's wiki page over SSE: %v, want not found", err)
+	}
 	// bob reads his own, alice's not.
 	bcs, err := e.connectStreamable(ctx, "/mcp", map[string]string{"X-OpenProject-Api-Key": bob.key})
 	if err != nil {
@@ -405,4 +417,73 @@ func TestResourcesSharedEqualsPerUser(t *testing.T) {
 func idOf(uri string) int64 {
 	id, _ := strconv.ParseInt(uri[strings.LastIndexByte(uri, '/')+1:], 10, 64)
 	return id
+}
+
+// TestStdio_Resources: the built binary serves the resources over stdio:
+// the templates, alice's own work package from the index, and bob's
+// private project not found.
+func TestStdio_Resources(t *testing.T) {
+	bin := buildOpsearch(t)
+	data := opgen.Generate(opgen.GenOptions{Seed: 3, WorkPackages: 60, WikiPages: 6, Meetings: 4})
+	_, base := optesting.Start(t, data, optest.Options{})
+	var mine, theirs int64
+	for _, p := range data.Projects {
+		switch p.Identifier {
+		case "alice-private":
+			mine = p.ID
+		case "bob-private":
+			theirs = p.ID
+		}
+	}
+	var wp int64
+	for _, w := range data.WorkPackages {
+		if w.Project.ID == mine {
+			wp = w.ID
+		}
+	}
+	if mine == 0 || theirs == 0 || wp == 0 {
+		t.Fatal("the generated data has no private projects")
+	}
+	p := startServe(t, bin, opsearchEnv(base, t.TempDir()), "serve")
+	waitIndexed(t, p.cs, 2*time.Minute)
+	tl, err := p.cs.ListResourceTemplates(t.Context(), nil)
+	if err != nil || len(tl.ResourceTemplates) != 4 {
+		t.Fatalf("templates over stdio: %v, %v", tl, err)
+	}
+	if m, err := readResource(t.Context(), p.cs, fmt.Sprintf("openproject://work_packages/%d", wp)); err != nil || m["source"] != "index" {
+		t.Errorf("alice's work package over stdio: %v, %v", m, err)
+	}
+	if _, err := p.cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: fmt.Sprintf("openproject://projects/%d", theirs)}); !notFound(err) {
+		t.Errorf("bob's private project over stdio: %v, want not found", err)
+	}
+	if code := p.closeStdin(t); code != 0 {
+		t.Errorf("exit code after stdin EOF: %d", code)
+	}
+	p.checkStdout(t)
+}
+
+// TestResourceTemplates_Contract: what a client learns of the resources
+// at connection stays small beside tools/list (whose 24 KB budget
+// TestToolsList_Contract keeps): the sizes are logged.
+func TestResourceTemplates_Contract(t *testing.T) {
+	srv := mcp.NewServer(nil, mcp.NewUserIndex(mcp.UserIndexOptions{}), mcp.Options{})
+	cs := connectInMemory(t, srv)
+	size := func(v any, err error) int {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(raw)
+	}
+	tools := size(cs.ListTools(t.Context(), nil))
+	templates := size(cs.ListResourceTemplates(t.Context(), nil))
+	resources := size(cs.ListResources(t.Context(), nil))
+	t.Logf("tools/list %d bytes, resources/templates/list %d bytes, resources/list %d bytes", tools, templates, resources)
+	if tools > 24*1024 || templates > 2*1024 || resources > 1024 {
+		t.Errorf("over budget: tools/list %d (24 KB), resources/templates/list %d (2 KB), resources/list %d (1 KB)", tools, templates, resources)
+	}
 }
