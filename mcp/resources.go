@@ -118,7 +118,6 @@ func (s *server) readItem(r itemResource) sdk.ResourceHandler {
 	what := "resources/read " + r.name
 	return func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 		uri := req.Params.URI
-		ctx = context.WithValue(ctx, ctxCallID{}, requestID())
 		idText, ok := strings.CutPrefix(uri, prefix)
 		id, err := strconv.ParseInt(idText, 10, 64)
 		if !ok || err != nil || id <= 0 || strconv.FormatInt(id, 10) != idText {
@@ -130,9 +129,13 @@ func (s *server) readItem(r itemResource) sdk.ResourceHandler {
 		case errors.Is(err, openproject.ErrNotFound), errors.Is(err, openproject.ErrPermission):
 			return nil, sdk.ResourceNotFoundError(uri)
 		case errors.As(err, &te):
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: te.msg}
+			return nil, readError{te}
 		case err != nil:
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: s.fail(ctx, what, err).Error()}
+			// fail logs the cause and words it for the caller.
+			if !errors.As(s.fail(ctx, what, err), &te) {
+				te = &toolError{msg: "internal error", category: "internal"}
+			}
+			return nil, readError{te}
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
@@ -145,6 +148,26 @@ func (s *server) readItem(r itemResource) sdk.ResourceHandler {
 			Cacheable: sdk.Cacheable{CacheScope: "private"},
 		}, nil
 	}
+}
+
+// readError is a failed read's answer: an internal error for the
+// protocol, whose message is te's (user-safe, with the request id), and
+// te's category for the audit log (callOutcome).
+type readError struct{ te *toolError }
+
+func (e readError) Error() string { return e.te.msg }
+
+// Unwrap gives the SDK the JSON-RPC error code and the audit log the
+// tool error.
+func (e readError) Unwrap() []error {
+	return []error{e.te, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.te.msg}}
+}
+
+// isResourceNotFound reports whether err is the SDK's
+// ResourceNotFoundError.
+func isResourceNotFound(err error) bool {
+	var got, nf *jsonrpc.Error
+	return errors.As(err, &got) && errors.As(sdk.ResourceNotFoundError(""), &nf) && got.Code == nf.Code && got.Message == nf.Message
 }
 
 // item reads item id of r's kind as the package comment says: from the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/opsearch/opsearch/audit"
 	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
@@ -485,5 +487,92 @@ func TestResourceTemplates_Contract(t *testing.T) {
 	t.Logf("tools/list %d bytes, resources/templates/list %d bytes, resources/list %d bytes", tools, templates, resources)
 	if tools > 24*1024 || templates > 2*1024 || resources > 1024 {
 		t.Errorf("over budget: tools/list %d (24 KB), resources/templates/list %d (2 KB), resources/list %d (1 KB)", tools, templates, resources)
+	}
+}
+
+// TestAudit_Resources: every resources/read is in the user's audit log
+// like a tool call: named by the resource's kind, its URI digested, the
+// outcome and category (not_found for what the user may not see,
+// unavailable for a live read during an outage), and the request id the
+// failed read's answer names.
+func TestAudit_Resources(t *testing.T) {
+	dataDir := t.TempDir()
+	e := newHTTPEnv(t, httpEnvOpts{dataDir: dataDir, audit: &audit.Options{}})
+	alice := e.users()[0]
+	cs, err := e.connectStreamable(t.Context(), "/mcp", map[string]string{"Authorization": "Bearer " + alice.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cs.Close() }()
+	waitSynced(t.Context(), t, cs)
+	var mine, theirs int64
+	for _, w := range e.data.WorkPackages {
+		switch {
+		case w.Project.ID == e.alice && mine == 0:
+			mine = w.ID
+		case w.Project.ID == e.bob && theirs == 0:
+			theirs = w.ID
+		}
+	}
+	fresh, err := e.op.CreateWorkPackage(openproject.WorkPackage{Subject: "Made during the outage", Project: openproject.Ref{ID: e.alice},
+		Type: openproject.Ref{ID: 1}, Status: openproject.Ref{ID: 1}, Priority: openproject.Ref{ID: 1}, Author: openproject.Ref{ID: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct{ uri, tool, outcome, category string }
+	wants := []want{
+		{fmt.Sprintf("openproject://work_packages/%d", mine), "resources/read:work_package", "ok", ""},
+		{fmt.Sprintf("openproject://work_packages/%d", theirs), "resources/read:work_package", "error", "not_found"},
+		{mcp.UISearchURI, "resources/read:search_ui", "ok", ""},
+		{"openproject://attachments/1", "resources/read:(unknown)", "error", "not_found"},
+		{fmt.Sprintf("openproject://work_packages/%d", fresh.ID), "resources/read:work_package", "error", "unavailable"},
+	}
+	var failed error
+	for i, w := range wants {
+		if i == len(wants)-1 {
+			e.op.SetFaults(optest.Faults{FailNext: 100, FailStatus: 503})
+		}
+		_, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: w.uri})
+		if (err == nil) != (w.outcome == "ok") {
+			t.Fatalf("read %s: %v", w.uri, err)
+		}
+		failed = err
+	}
+	e.op.SetFaults(optest.Faults{})
+	var je *jsonrpc.Error
+	m := regexp.MustCompile(`request id ([0-9a-f]+)`).FindStringSubmatch(fmt.Sprint(failed))
+	if !errors.As(failed, &je) || je.Code != jsonrpc.CodeInternalError || m == nil || !strings.Contains(failed.Error(), "unavailable") {
+		t.Fatalf("a live read during an outage answered %v", failed)
+	}
+
+	found, err := audit.Find(dataDir)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("audit logs %v, %v", found, err)
+	}
+	if rep, err := audit.Verify(found[0].Dir); err != nil || !rep.OK() {
+		t.Fatalf("verify: %+v, %v", rep, err)
+	}
+	lines, err := audit.Tail(found[0].Dir, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reads []audit.Line
+	for _, l := range lines {
+		if strings.HasPrefix(l.Tool, "resources/read") {
+			reads = append(reads, l)
+		}
+	}
+	if len(reads) != len(wants) {
+		t.Fatalf("%d reads in the audit log, want %d", len(reads), len(wants))
+	}
+	for i, w := range wants {
+		l := reads[i]
+		args, _ := json.Marshal(map[string]string{"uri": w.uri})
+		if l.Tool != w.tool || l.Outcome != w.outcome || l.Error != w.category || l.ArgsSHA256 != audit.ArgsDigest(args) || l.User == nil || l.User.Login != "alice" {
+			t.Errorf("read %s recorded as %s", w.uri, l.Raw)
+		}
+	}
+	if reads[len(reads)-1].RequestID != m[1] {
+		t.Errorf("the failed read's request id: answer %s, audit %s", m[1], reads[len(reads)-1].RequestID)
 	}
 }
