@@ -576,3 +576,47 @@ func TestAudit_Resources(t *testing.T) {
 		t.Errorf("the failed read's request id: answer %s, audit %s", m[1], reads[len(reads)-1].RequestID)
 	}
 }
+
+// TestResourcesVerifyResults: bob is removed from his private project in
+// OpenProject right after his sync. A server that checks results with
+// OpenProject (--verify-results) stops showing him its items at once,
+// with an index per user and with a shared one, though its index still
+// holds them; a shared server that does not check still shows them from
+// the index until its next refresh, which is what the check is for.
+func TestResourcesVerifyResults(t *testing.T) {
+	gen := mixedGen
+	gen.WorkPackages, gen.Comments, gen.WikiPages, gen.Meetings = 120, 200, 12, 6
+	d := opgen.Generate(gen)
+	op, base := optesting.Start(t, d, optest.Options{})
+	private, subject := bobPrivate(t, d)
+	var wp int64
+	for _, w := range d.WorkPackages {
+		if w.Subject == subject && w.Project.ID == private {
+			wp = w.ID
+		}
+	}
+	uri := fmt.Sprintf("openproject://work_packages/%d", wp)
+	hour := &sync.SharedOptions{BaseURL: base, RefreshEvery: time.Hour}
+	perUser := startModeServer(t, base, nil, true)
+	verified := startModeServer(t, base, hour, true)
+	unchecked := startModeServer(t, base, hour, false)
+	sessions := map[string]*sdk.ClientSession{}
+	var bob int64
+	for name, s := range map[string]*modeServer{"per-user": perUser, "shared, verified": verified, "shared, unchecked": unchecked} {
+		sessions[name], bob = syncThrough(t, s, s, optest.BobKey)
+		if m, err := readResource(t.Context(), sessions[name], uri); err != nil || m["source"] != "index" {
+			t.Fatalf("%s: bob reads his work package: %v, %v", name, m, err)
+		}
+	}
+	if err := op.SetMembership(private, bob, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"per-user", "shared, verified"} {
+		if _, err := sessions[name].ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri}); !notFound(err) {
+			t.Errorf("%s: bob still reads the work package of the project he was removed from: %v", name, err)
+		}
+	}
+	if m, err := readResource(t.Context(), sessions["shared, unchecked"], uri); err != nil || m["source"] != "index" {
+		t.Errorf("the unchecked shared server no longer shows the work package before its refresh (%v, %v): the test shows nothing about checking", m, err)
+	}
+}
