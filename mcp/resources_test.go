@@ -282,6 +282,24 @@ func testResources(t *testing.T, team string) {
 			}
 		}
 	}
+	// Every protocol revision the SDK speaks reads them alike.
+	if team == "" {
+		for _, v := range sdk.SupportedProtocolVersions() {
+			vcs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx,
+				&sdk.StreamableClientTransport{Endpoint: e.ts.URL + "/mcp", HTTPClient: httpClient(map[string]string{"X-OpenProject-Api-Key": alice.key})},
+				&sdk.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatalf("connect at %s: %v", v, err)
+			}
+			if m, err := readResource(ctx, vcs, fmt.Sprintf("openproject://meetings/%d", mine.meeting)); err != nil || m["title"] != "Nightingale release review" {
+				t.Errorf("%s: alice reads her meeting: %v, %v", v, m["title"], err)
+			}
+			if _, err := vcs.ReadResource(ctx, &sdk.ReadResourceParams{URI: fmt.Sprintf("openproject://meetings/%d", fx["bob"].meeting)}); !notFound(err) {
+				t.Errorf("%s: alice reads bob's meeting: %v, want not found", v, err)
+			}
+			_ = vcs.Close()
+		}
+	}
 	// The same over the legacy SSE transport.
 	sse, err := e.connectSSE(ctx, "/sse", map[string]string{"X-OpenProject-Api-Key": alice.key})
 	if err != nil {
