@@ -17,7 +17,10 @@ import (
 // reads UISearchURI (text/html;profile=mcp-app), renders it in a
 // sandboxed iframe and hands it the tool's result in a
 // ui/notifications/tool-result notification. Other clients ignore the
-// key and read the answer as before.
+// key and read the answer as before. The spec lets a server list its
+// tools differently for clients without the io.modelcontextprotocol/ui
+// capability; here tools/list is one answer for every client, cached as
+// public (ListTTL), so the key is always there.
 //
 // The page is one self-contained document: inline style and script, no
 // URL of any kind, a Content-Security-Policy that allows no request, and
