@@ -170,8 +170,8 @@ func isResourceNotFound(err error) bool {
 	return errors.As(err, &got) && errors.As(sdk.ResourceNotFoundError(""), &nf) && got.Code == nf.Code && got.Message == nf.Message
 }
 
-// item reads item id of r's kind as the package comment says: from the
-// store when the user's index shows it, else live.
+// item reads item id of r's kind by the rule at the top of this file:
+// from the store when the user's index shows it, else live.
 func (s *server) item(ctx context.Context, r itemResource, id int64) (any, error) {
 	it, found, err := s.storedItem(ctx, r.kind, id)
 	if err != nil {
