@@ -547,3 +547,38 @@ func (r Restricted) Count(ctx context.Context) (map[kind.Kind]uint64, error) {
 	}
 	return out, nil
 }
+
+// Shows reports, for each document id, whether the user sees it: the
+// index holds it and the visibility shows it, exactly as a search
+// restricted to the user would find it. A reader of one item by id (an
+// MCP resource) asks this before showing what the shared store holds of
+// it. Unknown ids are not shown.
+func (r Restricted) Shows(ctx context.Context, ids ...string) ([]bool, error) {
+	r.b.mu.RLock()
+	defer r.b.mu.RUnlock()
+	if r.b.idx == nil {
+		return nil, ErrClosed
+	}
+	adv, err := r.b.idx.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("read visible documents: %w", err)
+	}
+	raw, err := adv.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("read visible documents: %w", err)
+	}
+	defer func() { _ = raw.Close() }()
+	view, err := r.b.views.view(ctx, raw, r.vis)
+	if err != nil {
+		return nil, fmt.Errorf("read visible documents: %w", err)
+	}
+	out := make([]bool, len(ids))
+	for i, id := range ids {
+		iid, err := raw.InternalID(id)
+		if err != nil {
+			return nil, fmt.Errorf("look up %s: %w", id, err)
+		}
+		out[i] = len(iid) == 8 && view.vis.Contains(internalNum(iid))
+	}
+	return out, nil
+}

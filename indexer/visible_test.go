@@ -313,3 +313,50 @@ func TestVisibleViewFollowsTheIndex(t *testing.T) {
 		t.Errorf("after deleting: %d hits", n)
 	}
 }
+
+// TestRestrictedShows: Shows answers for a document by id what a
+// restricted search would: shown in a visible project, in a kind a
+// partly visible project grants, when shared one by one; hidden when
+// excepted, in another project or kind, and when the index lacks it.
+func TestRestrictedShows(t *testing.T) {
+	doc := func(k kind.Kind, id, project int64) Document {
+		return Document{ID: DocID(k, id), Kind: k, EntityID: id, ProjectID: project, Title: fmt.Sprintf("%s %d", k, id)}
+	}
+	b := openFilled(t, []Document{
+		doc(kind.WorkPackage, 1, 10), doc(kind.WorkPackage, 2, 10), doc(kind.WikiPage, 3, 10),
+		doc(kind.WorkPackage, 4, 20), doc(kind.WikiPage, 5, 20), doc(kind.Meeting, 6, 20), doc(kind.Project, 20, 20),
+		doc(kind.WorkPackage, 7, 30), doc(kind.WorkPackage, 8, 30), doc(kind.Project, 30, 30),
+	})
+	r := b.Restrict(&Visibility{
+		Projects: []int64{10},
+		Partial:  []ProjectKinds{{Project: 20, Kinds: []kind.Kind{kind.Project, kind.WikiPage}}},
+		Docs:     []string{DocID(kind.WorkPackage, 7)},
+		Except:   []string{DocID(kind.WorkPackage, 2)},
+	})
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{
+		{DocID(kind.WorkPackage, 1), true},   // a visible project
+		{DocID(kind.WikiPage, 3), true},      // the same
+		{DocID(kind.WorkPackage, 2), false},  // excepted
+		{DocID(kind.WikiPage, 5), true},      // a kind the partial project grants
+		{DocID(kind.Project, 20), true},      // its project document
+		{DocID(kind.WorkPackage, 4), false},  // a kind it does not grant
+		{DocID(kind.Meeting, 6), false},      // the same
+		{DocID(kind.WorkPackage, 7), true},   // shared one by one
+		{DocID(kind.WorkPackage, 8), false},  // its neighbour is not
+		{DocID(kind.Project, 30), false},     // nor its project
+		{DocID(kind.WorkPackage, 99), false}, // not in the index
+		{PublicDocID(1), false},              // no such twin
+		{"not a document id at all", false},  // nonsense
+	} {
+		got, err := r.Shows(t.Context(), c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != c.want {
+			t.Errorf("Shows(%s) = %v, want %v", c.id, got[0], c.want)
+		}
+	}
+}

@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	gosync "sync"
 	"time"
 
@@ -38,13 +40,27 @@ var _ callRecorder = (*UserIndex)(nil)
 const unknownTool = "(unknown)"
 
 // auditCalls is the outermost receiving middleware: it gives each
-// tools/call its request id (callID), and records the call with s.rec
-// after it ended, whatever the outcome. The arguments are digested as
-// they arrived, before checkToolArgs rewrites them.
+// tools/call and resources/read its request id (callID), and records the
+// call with s.rec after it ended, whatever the outcome. The arguments are
+// digested as they arrived, before checkToolArgs rewrites them; a read's
+// argument is its URI.
 func (s *server) auditCalls(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		cr, ok := req.(*sdk.CallToolRequest)
-		if method != "tools/call" || !ok || cr.Params == nil {
+		var tool string
+		var args []byte
+		switch r := req.(type) {
+		case *sdk.CallToolRequest:
+			if method != "tools/call" || r.Params == nil {
+				return next(ctx, method, req)
+			}
+			tool, args = auditToolName(r.Params.Name), r.Params.Arguments
+		case *sdk.ReadResourceRequest:
+			if method != "resources/read" || r.Params == nil {
+				return next(ctx, method, req)
+			}
+			tool = auditResourceName(r.Params.URI)
+			args, _ = json.Marshal(map[string]string{"uri": r.Params.URI})
+		default:
 			return next(ctx, method, req)
 		}
 		id := requestID()
@@ -53,7 +69,7 @@ func (s *server) auditCalls(next sdk.MethodHandler) sdk.MethodHandler {
 			return next(ctx, method, req)
 		}
 		start := time.Now()
-		e := audit.Entry{Time: start, Tool: auditToolName(cr.Params.Name), ArgsSHA256: audit.ArgsDigest(cr.Params.Arguments), RequestID: id}
+		e := audit.Entry{Time: start, Tool: tool, ArgsSHA256: audit.ArgsDigest(args), RequestID: id}
 		res, err := next(ctx, method, req)
 		e.Duration = time.Since(start)
 		e.Outcome, e.Error = callOutcome(res, err)
@@ -61,6 +77,21 @@ func (s *server) auditCalls(next sdk.MethodHandler) sdk.MethodHandler {
 		s.rec.recordCall(context.WithoutCancel(ctx), e)
 		return res, err
 	}
+}
+
+// auditResourceName is what the audit log names a resources/read:
+// "resources/read:" and the resource's kind (work_package, ..., or
+// search_ui), or with unknownTool for a URI no resource matches.
+func auditResourceName(uri string) string {
+	if uri == UISearchURI {
+		return "resources/read:search_ui"
+	}
+	for _, r := range itemResources {
+		if strings.HasPrefix(uri, resourceScheme+r.collection+"/") {
+			return "resources/read:" + r.name
+		}
+	}
+	return "resources/read:" + unknownTool
 }
 
 // auditToolName is name if the server has such a tool (write tools
@@ -77,8 +108,17 @@ func auditToolName(name string) string {
 // (errorCategory): never its message.
 func callOutcome(res sdk.Result, err error) (outcome, category string) {
 	if err != nil {
-		var we *jsonrpc.Error
+		var (
+			we *jsonrpc.Error
+			te *toolError
+		)
 		switch {
+		case errors.As(err, &te):
+			// A failed resource read: an error for the protocol, with
+			// the tool error's category.
+			return audit.OutcomeError, errorCategory(te)
+		case isResourceNotFound(err):
+			return audit.OutcomeError, "not_found"
 		case errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams:
 			return audit.OutcomeError, "invalid_request"
 		case errors.As(err, &we):

@@ -14,11 +14,15 @@
 //     model into compact answers with capped texts (normalize.go);
 //   - the write tools, which re-read what they changed into the index
 //     before answering, and the read-only mode that hides and refuses them;
+//   - the resources (resources.go): each item by URI, read from the index
+//     as the user may see it there, else live with the user's key; and
+//     the MCP Apps view of a search answer (search_ui.go, ui/search.html);
 //   - argument checking and error discipline: a bad argument is named in
 //     the answer; any other failure becomes a short, user-safe message
 //     with a request id, its cause going to the log only;
 //   - the audit of tool calls: one middleware (auditCalls) gives every
-//     call, over every transport, its request id, and records it in the
+//     call (and resource read), over every transport, its request id, and
+//     records it in the
 //     user's audit log (package audit: tool, argument digest, outcome
 //     category, never argument text), which UserIndex keeps in the
 //     user's own directory when asked to (UserIndexOptions.Audit);

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	gosync "sync"
 	"time"
 
 	"github.com/opsearch/opsearch/audit"
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -541,4 +543,46 @@ func (s userSearcher) StoredAttachment(ctx context.Context, id int64) (openproje
 	}
 	defer done()
 	return eng.StoredAttachment(ctx, id)
+}
+
+// itemReader is a Searcher that reads one item by kind and id as the
+// user may see it, from the store (userSearcher); found is false when
+// the store lacks it or the user may not see it there.
+type itemReader interface {
+	Item(ctx context.Context, k kind.Kind, id int64) (search.Item, bool, error)
+}
+
+var _ itemReader = userSearcher{}
+
+// Item implements itemReader through the engine the user searches with
+// (search.Engine.Item says who sees what). For a user of a shared index
+// a work package's internal comments are kept only where the user's
+// current view says they read them: the store may already hold a
+// comment made internal that the index, and so the view, has not taken
+// in yet.
+func (s userSearcher) Item(ctx context.Context, k kind.Kind, id int64) (search.Item, bool, error) {
+	u, eng, done, err := s.x.lease()
+	if err != nil {
+		return search.Item{}, false, err
+	}
+	defer done()
+	// As for a search: the user's own last write shows, on a replica too.
+	wctx, cancel := context.WithTimeout(ctx, sync.DefaultOwnWritesWait)
+	_ = u.AwaitOwnWrites(wctx)
+	cancel()
+	it, found, err := eng.Item(ctx, k, id)
+	if err != nil || !found {
+		return search.Item{}, false, err
+	}
+	if wp := it.WorkPackage; wp != nil && u.View != nil {
+		reads := false
+		if v := u.View.View(); v != nil {
+			r, known := v.ReadsInternal(wp.Project.ID)
+			reads = r && known
+		}
+		if !reads {
+			it.Activities = slices.DeleteFunc(it.Activities, func(a openproject.Activity) bool { return a.Internal })
+		}
+	}
+	return it, true, nil
 }

@@ -85,27 +85,7 @@ func (s *server) getMeeting(ctx context.Context, in getMeetingIn) (meetingOut, e
 	if err != nil {
 		return meetingOut{}, err
 	}
-	loc, cut := capText(m.Location, capRow)
-	out := meetingOut{ID: m.ID, Title: m.Title, Duration: m.Duration, Location: loc, Project: refOf(m.Project),
-		Author: refOf(m.Author), Participants: []ref{}, AgendaItems: []agendaRow{}, Truncated: cut}
-	if !m.StartTime.IsZero() {
-		out.StartTime = m.StartTime.Format("2006-01-02T15:04:05Z07:00")
-	}
-	if !m.EndTime.IsZero() {
-		out.EndTime = m.EndTime.Format("2006-01-02T15:04:05Z07:00")
-	}
-	if b := s.baseURL(); b != "" {
-		out.URL = b + "/meetings/" + strconv.FormatInt(m.ID, 10)
-	}
-	for i, p := range m.Participants {
-		if i == maxParticipants {
-			out.Truncated = true
-			break
-		}
-		if r := refOf(p); r != nil {
-			out.Participants = append(out.Participants, *r)
-		}
-	}
+	out := meetingOutOf(m, s.baseURL())
 	if in.IncludeAgendaItems == nil || *in.IncludeAgendaItems {
 		items, err := s.api.AgendaItems(ctx, in.ID)
 		switch {
@@ -117,13 +97,46 @@ func (s *server) getMeeting(ctx context.Context, in getMeetingIn) (meetingOut, e
 			// Never an empty agenda for an auth or network failure.
 			return meetingOut{}, err
 		}
-		for _, it := range items {
-			row, cut := agendaRowOf(it)
-			out.AgendaItems = append(out.AgendaItems, row)
-			out.Truncated = out.Truncated || cut
-		}
+		out.addAgenda(items)
 	}
 	return out, nil
+}
+
+// meetingOutOf is get_meeting's answer for m without its agenda items
+// (addAgenda adds them); base is the instance's web address.
+func meetingOutOf(m openproject.Meeting, base string) meetingOut {
+	loc, cut := capText(m.Location, capRow)
+	out := meetingOut{ID: m.ID, Title: m.Title, Duration: m.Duration, Location: loc, Project: refOf(m.Project),
+		Author: refOf(m.Author), Participants: []ref{}, AgendaItems: []agendaRow{}, Truncated: cut}
+	if !m.StartTime.IsZero() {
+		out.StartTime = m.StartTime.Format("2006-01-02T15:04:05Z07:00")
+	}
+	if !m.EndTime.IsZero() {
+		out.EndTime = m.EndTime.Format("2006-01-02T15:04:05Z07:00")
+	}
+	if base != "" {
+		out.URL = base + "/meetings/" + strconv.FormatInt(m.ID, 10)
+	}
+	for i, p := range m.Participants {
+		if i == maxParticipants {
+			out.Truncated = true
+			break
+		}
+		if r := refOf(p); r != nil {
+			out.Participants = append(out.Participants, *r)
+		}
+	}
+	return out
+}
+
+// addAgenda adds a meeting's agenda items, with their notes and
+// outcomes, capped.
+func (out *meetingOut) addAgenda(items []openproject.AgendaItem) {
+	for _, it := range items {
+		row, cut := agendaRowOf(it)
+		out.AgendaItems = append(out.AgendaItems, row)
+		out.Truncated = out.Truncated || cut
+	}
 }
 
 type meetingRow struct {

@@ -29,17 +29,12 @@ func addTool[In, Out any](s *server, srv *sdk.Server, t *sdk.Tool, h func(contex
 	name := t.Name
 	readOnly := t.Annotations == nil || t.Annotations.ReadOnlyHint
 	sdk.AddTool(srv, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
-		if err := s.unreachable(); err != nil {
-			return nil, nil, err
-		}
-		ctx, cancel := s.liveDeadline(ctx, readOnly)
-		defer cancel()
-		out, err := h(ctx, in)
-		if err != nil && errors.Is(context.Cause(ctx), errLiveTimeout) {
-			err = s.timedOut()
-		} else {
-			s.observeUpstream(err)
-		}
+		var out Out
+		err := s.live(ctx, readOnly, func(ctx context.Context) error {
+			var err error
+			out, err = h(ctx, in)
+			return err
+		})
 		if err != nil {
 			var te *toolError
 			if errors.As(err, &te) {
@@ -49,6 +44,24 @@ func addTool[In, Out any](s *server, srv *sdk.Server, t *sdk.Tool, h func(contex
 		}
 		return nil, out, nil
 	})
+}
+
+// live runs h, one use of the live API, as every live tool does: refused
+// at once while OpenProject is known to be down (unreachable), a read
+// bounded by Options.LiveTimeout (liveDeadline; running out of it answers
+// timedOut's message), and the outcome reported to Options.Upstream.
+func (s *server) live(ctx context.Context, readOnly bool, h func(context.Context) error) error {
+	if err := s.unreachable(); err != nil {
+		return err
+	}
+	ctx, cancel := s.liveDeadline(ctx, readOnly)
+	defer cancel()
+	err := h(ctx)
+	if err != nil && errors.Is(context.Cause(ctx), errLiveTimeout) {
+		return s.timedOut()
+	}
+	s.observeUpstream(err)
+	return err
 }
 
 // toolError is a failure message written for the agent (and logged where

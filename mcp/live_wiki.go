@@ -38,6 +38,18 @@ func (s *server) getWikiPage(ctx context.Context, in wikiIn) (wikiOut, error) {
 	if err != nil {
 		return wikiOut{}, err
 	}
+	atts := p.Attachments
+	if atts == nil {
+		if atts, err = s.api.WikiPageAttachments(ctx, in.ID); err != nil {
+			return wikiOut{}, err
+		}
+	}
+	return wikiOutOf(p, atts, s.baseURL()), nil
+}
+
+// wikiOutOf is get_wiki_page's answer for p with its attachments atts;
+// base is the instance's web address.
+func wikiOutOf(p openproject.WikiPage, atts []openproject.Attachment, base string) wikiOut {
 	text, cut := capText(p.Text, capDetail)
 	out := wikiOut{ID: p.ID, Title: p.Title, Slug: p.Slug, Project: refOf(p.Project), HasText: p.HasText, Text: text,
 		Attachments: []attachmentRow{}, Truncated: cut}
@@ -47,21 +59,15 @@ func (s *server) getWikiPage(ctx context.Context, in wikiIn) (wikiOut, error) {
 	if !p.HasText {
 		out.Note = "this OpenProject server does not provide wiki page text through its API; only title, project and attachments are available"
 	}
-	if b := s.baseURL(); b != "" && p.Slug != "" && p.Project.ID != 0 {
-		out.URL = b + "/projects/" + strconv.FormatInt(p.Project.ID, 10) + "/wiki/" + url.PathEscape(p.Slug)
-	}
-	atts := p.Attachments
-	if atts == nil {
-		if atts, err = s.api.WikiPageAttachments(ctx, in.ID); err != nil {
-			return wikiOut{}, err
-		}
+	if base != "" && p.Slug != "" && p.Project.ID != 0 {
+		out.URL = base + "/projects/" + strconv.FormatInt(p.Project.ID, 10) + "/wiki/" + url.PathEscape(p.Slug)
 	}
 	for _, a := range atts {
 		row, cut := attachmentRowOf(a)
 		out.Attachments = append(out.Attachments, row)
 		out.Truncated = out.Truncated || cut
 	}
-	return out, nil
+	return out
 }
 
 type wikiLinksIn struct {

@@ -153,17 +153,34 @@ type searchAnswer struct {
 	// "partial" when the results are only the best there is (each holds
 	// little of the query: treat as "nothing relevant found"), "none"
 	// when nothing matched; absent while the index is not ready.
-	Match             string          `json:"match,omitempty"`
-	Results           []search.Result `json:"results"`
-	Total             int             `json:"total"`
-	TotalIsLowerBound bool            `json:"totalIsLowerBound,omitempty"`
-	Offset            int             `json:"offset"`
-	PageSize          int             `json:"pageSize"`
+	Match             string         `json:"match,omitempty"`
+	Results           []answerResult `json:"results"`
+	Total             int            `json:"total"`
+	TotalIsLowerBound bool           `json:"totalIsLowerBound,omitempty"`
+	Offset            int            `json:"offset"`
+	PageSize          int            `json:"pageSize"`
 	// NextOffset is the offset of the next page, when there is one.
 	NextOffset int         `json:"nextOffset,omitempty"`
 	Index      answerIndex `json:"index"`
 	Note       string      `json:"note,omitempty"`
 	TookMS     float64     `json:"tookMs"`
+}
+
+// answerResult is one result of a search answer: the engine's, with the
+// URI of its item's resource (resourceURI; none for an attachment, which
+// openproject_get_attachment reads).
+type answerResult struct {
+	search.Result
+	URI string `json:"uri,omitempty"`
+}
+
+// answerResults adds the resource URIs to rs.
+func answerResults(rs []search.Result) []answerResult {
+	out := make([]answerResult, len(rs))
+	for i, r := range rs {
+		out[i] = answerResult{Result: r, URI: resourceURI(r.Kind, r.ID)}
+	}
+	return out
 }
 
 // answerIndex is the index state as far as the searched kinds go.
@@ -221,6 +238,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 			p["kinds"].Items.Enum = kindEnum
 		}),
 		Annotations: readOnlyLocal(),
+		Meta:        searchToolMeta(),
 	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchAllIn) (*sdk.CallToolResult, any, error) {
 		q, err := parsePaging(in.MatchMode, in.Offset, in.PageSize)
 		if err != nil {
@@ -249,6 +267,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 			"Prefer this to openproject_list_work_packages to find work by topic; use list for exact filters (assignee, type, sort order).",
 		InputSchema: toolSchema[searchWorkPackagesIn](nil),
 		Annotations: readOnlyLocal(),
+		Meta:        searchToolMeta(),
 	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchWorkPackagesIn) (*sdk.CallToolResult, any, error) {
 		q, err := parsePaging(in.MatchMode, in.Offset, in.PageSize)
 		if err != nil {
@@ -279,6 +298,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 		Description: "Search wiki pages by title and text; typo-tolerant and ranked. Without a query, lists the most recently updated pages (of a project, if given).",
 		InputSchema: toolSchema[searchWikiIn](nil),
 		Annotations: readOnlyLocal(),
+		Meta:        searchToolMeta(),
 	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchWikiIn) (*sdk.CallToolResult, any, error) {
 		if in.Limit < 0 || in.Limit > search.MaxPageSize {
 			return nil, nil, argErr("limit", "must be between 1 and %d, not %d", search.MaxPageSize, in.Limit)
@@ -309,6 +329,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 			"Use openproject_list_meetings for upcoming or past meetings by date.",
 		InputSchema: toolSchema[searchMeetingsIn](nil),
 		Annotations: readOnlyLocal(),
+		Meta:        searchToolMeta(),
 	}, func(ctx context.Context, _ *sdk.CallToolRequest, in searchMeetingsIn) (*sdk.CallToolResult, any, error) {
 		q, err := parsePaging(in.MatchMode, in.Offset, in.PageSize)
 		if err != nil {
@@ -511,7 +532,7 @@ func (s *server) searchAnswer(ctx context.Context, tool string, q search.Query, 
 		kinds = indexer.Kinds()
 	}
 	ans := &searchAnswer{
-		Query: resp.Query, MatchMode: resp.Mode, Match: resp.Match, Results: resp.Results, Total: resp.Total,
+		Query: resp.Query, MatchMode: resp.Mode, Match: resp.Match, Results: answerResults(resp.Results), Total: resp.Total,
 		TotalIsLowerBound: resp.TotalIsLowerBound, Offset: resp.Page, PageSize: resp.PageSize,
 		Index: indexState(resp.Index, kinds), Note: note, TookMS: resp.TookMS,
 	}
@@ -600,7 +621,7 @@ func notReadyAnswer(q search.Query, note, why string) *searchAnswer {
 		mode = "exact"
 	}
 	return &searchAnswer{
-		Query: q.Text, MatchMode: mode, Results: []search.Result{}, Offset: q.Page, PageSize: q.PageSize,
+		Query: q.Text, MatchMode: mode, Results: []answerResult{}, Offset: q.Page, PageSize: q.PageSize,
 		Index: answerIndex{Ready: false, Note: why}, Note: note,
 	}
 }

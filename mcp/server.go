@@ -211,6 +211,7 @@ func NewServer(api API, idx Index, opts Options) *sdk.Server {
 	srv.AddReceivingMiddleware(s.checkToolArgs)
 	s.registerSearchTools(srv)
 	s.registerLiveTools(srv)
+	s.registerResources(srv)
 	if !opts.ReadOnly {
 		s.registerWriteTools(srv)
 	}
@@ -262,7 +263,7 @@ func setCacheable(_ context.Context, req sdk.Request, c *sdk.Cacheable) {
 
 const instructions = `opsearch answers questions about an OpenProject instance.
 Start with openproject_search: one typo-tolerant query over work packages (with their comments), wiki pages, meetings (agenda items, outcomes, participants) and projects, answered from a local index in milliseconds. Its "index" block says when each kind was synced and whether the crawl is complete; an empty result while the crawl is incomplete does not mean nothing exists.
-Use get_* tools for full details of one item, list_* tools for exact filtered listings from the live API.`
+Use get_* tools for full details of one item, list_* tools for exact filtered listings from the live API. Each search result names its item's resource uri (openproject://work_packages/{id} and the like), readable with resources/read.`
 
 // Annotation helpers: the spec defaults destructiveHint and openWorldHint
 // to true when absent, so every tool sets all four explicitly.
