@@ -215,7 +215,7 @@ func TestStdio_Serve(t *testing.T) {
 	p := startServe(t, bin, opsearchEnv(base, dataDir), "serve")
 
 	names := toolNames(t, p.cs)
-	if len(names) != 30 || !slices.Contains(names, "openproject_search") || !slices.Contains(names, "openproject_create_work_package") {
+	if len(names) != 33 || !slices.Contains(names, "openproject_search") || !slices.Contains(names, "openproject_create_work_package") {
 		t.Errorf("tools over stdio: %d %v", len(names), names)
 	}
 	waitIndexed(t, p.cs, 2*time.Minute)

@@ -94,8 +94,8 @@ func TestOpenAPISpecValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != 30 {
-		t.Fatalf("%d tools, want 29", len(tools))
+	if len(tools) != 33 {
+		t.Fatalf("%d tools, want 33", len(tools))
 	}
 	spec, err := mcp.OpenAPISpec(tools, false, "http://127.0.0.1:8080")
 	if err != nil {
@@ -104,8 +104,8 @@ func TestOpenAPISpecValid(t *testing.T) {
 	v := openAPIValidator(t, spec)
 
 	paths := specPaths(t, spec)
-	if len(paths) != 30 {
-		t.Errorf("%d paths, want 29", len(paths))
+	if len(paths) != 33 {
+		t.Errorf("%d paths, want 33", len(paths))
 	}
 	for _, tl := range tools {
 		op := paths["/api/tools/"+tl.Name]["post"]
@@ -189,8 +189,8 @@ func TestOpenAPISpecReadOnly(t *testing.T) {
 	}
 	v := openAPIValidator(t, spec)
 	paths := specPaths(t, spec)
-	if len(paths) != 25 {
-		t.Errorf("%d paths in read-only mode, want 24", len(paths))
+	if len(paths) != 27 {
+		t.Errorf("%d paths in read-only mode, want 27", len(paths))
 	}
 	for _, w := range writeTools {
 		if _, ok := paths["/api/tools/"+w]; ok {
@@ -213,8 +213,8 @@ func TestOpenAPISpecReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(roTools) != 25 {
-		t.Errorf("read-only server lists %d tools, want 24", len(roTools))
+	if len(roTools) != 27 {
+		t.Errorf("read-only server lists %d tools, want 27", len(roTools))
 	}
 	for _, tl := range roTools {
 		if _, ok := paths["/api/tools/"+tl.Name]; !ok {
