@@ -275,7 +275,6 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 
 	// One commit: the files, the removals and the lists.
 	var puts []openproject.Attachment
-	var docs []indexer.Document
 	var dels []string
 	var delIDs []int64
 	for i, c := range cs {
@@ -287,9 +286,6 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 		for _, a := range listed[i] {
 			keep[a.ID] = true
 			puts = append(puts, a)
-			if d, ok := indexer.FromAttachment(a); ok {
-				docs = append(docs, d)
-			}
 		}
 		for _, id := range c.Attachments {
 			if !keep[id] {
@@ -330,7 +326,7 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 		}
 		return nil
 	}
-	if err := w.commit(ctx, write, docs, dels, nil); err != nil {
+	if err := w.commit(ctx, write, attachmentDocs(puts), dels, nil); err != nil {
 		return 0, err
 	}
 	for i := range cs {
