@@ -16,7 +16,7 @@ import (
 
 type attachmentIn struct {
 	ID       int64 `json:"id" jsonschema:"attachment id, as search results name it"`
-	MaxChars int   `json:"maxChars,omitempty" jsonschema:"text returned at most, in characters (default 8000, at most 100000)"`
+	MaxChars int   `json:"maxChars,omitempty" jsonschema:"most characters of text returned (default 8000, max 100000)"`
 }
 
 type attachmentContainer struct {

@@ -113,7 +113,7 @@ func (s *server) registerLiveTools(srv *sdk.Server) {
 	addTool(s, srv, live("openproject_get_wiki_page",
 		"Get one wiki page by id: title, project, text (if the server gives it) and attachments. To find pages by words, prefer openproject_search_wiki_pages."), s.getWikiPage)
 	addTool(s, srv, live("openproject_get_attachment",
-		"Get a file attached to a work package, wiki page or meeting: name, size, type, container and its text (from the index, or read now when not indexed yet), capped; never the raw file."), s.getAttachment)
+		"Get a file attached to a work package, wiki page or meeting: name, size, type, container and text (indexed, or read now), capped; never raw bytes."), s.getAttachment)
 	addTool(s, srv, live("openproject_list_wiki_page_links",
 		"List links between work packages and wiki pages, where the server has them (most versions do not)."), s.listWikiPageLinks)
 	addTool(s, srv, live(toolWorkPackageContext,

@@ -113,7 +113,7 @@ type searchAllIn struct {
 	Query     string        `json:"query" jsonschema:"words, a phrase, #123 or PROJ-12; typos and word forms tolerated"`
 	Kinds     []string      `json:"kinds,omitempty" jsonschema:"only these kinds (default all)"`
 	ProjectID searchProject `json:"projectId,omitzero" jsonschema:"only this project: numeric id or identifier"`
-	MatchMode string        `json:"matchMode,omitempty" jsonschema:"fuzzy (default) tolerates typos and prefixes; exact matches the words as written"`
+	MatchMode string        `json:"matchMode,omitempty" jsonschema:"fuzzy (default) tolerates typos and prefixes; exact: the words as written"`
 	Offset    int           `json:"offset,omitempty" jsonschema:"page number, 1-based (default 1)"`
 	PageSize  int           `json:"pageSize,omitempty" jsonschema:"results per page (default 20)"`
 }
@@ -132,7 +132,7 @@ type searchWikiIn struct {
 	ProjectID    searchProject `json:"projectId,omitzero" jsonschema:"only this project: numeric id or identifier"`
 	Limit        int           `json:"limit,omitempty" jsonschema:"maximum results (default 20)"`
 	MatchMode    string        `json:"matchMode,omitempty" jsonschema:"fuzzy (default) or exact"`
-	RefreshCache bool          `json:"refreshCache,omitempty" jsonschema:"accepted for compatibility and ignored: the index is kept current by the background sync"`
+	RefreshCache bool          `json:"refreshCache,omitempty" jsonschema:"ignored (compatibility): the background sync keeps the index current"`
 }
 
 type searchMeetingsIn struct {
@@ -230,10 +230,10 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 	sdk.AddTool(srv, &sdk.Tool{
 		Name:  toolSearch,
 		Title: "Search OpenProject",
-		Description: "Search everything at once: work packages (subject, description, comments), wiki pages, meetings (agenda items, outcomes, participants), projects and the text of attached files (a file's hit names its container, which ranks with it). " +
-			"Reach for this first to find what exists, was decided or discussed; ask in plain words or a question. Typo-tolerant and ranked, from the local index in milliseconds; the index block says how fresh it is. " +
-			"match \"partial\" means the results hold little of the query (the best there is, likely not relevant); each result lists its matchedWords. " +
-			"Use list_* tools for exact filtered listings, get_* tools for full details.",
+		Description: "Search everything at once: work packages (subject, description, comments), wiki pages, meetings (agenda, outcomes, participants), projects, attached files' text (a file's hit names its container, ranked with it). " +
+			"Reach for this first to find what exists, was decided or discussed; ask in plain words or a question. Typo-tolerant, ranked, from the local index; the index block says how fresh it is. " +
+			"match \"partial\": the results hold little of the query (likely not relevant); each result lists its matchedWords. " +
+			"list_* tools list by exact filters, get_* tools give full details.",
 		InputSchema: toolSchema[searchAllIn](func(p map[string]*jsonschema.Schema) {
 			p["kinds"].Items.Enum = kindEnum
 		}),
@@ -264,7 +264,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 		Name:  toolSearchWorkPackages,
 		Title: "Search work packages",
 		Description: "Search work packages by subject, description and comments; typo-tolerant, ranked, with the best-matching comment. " +
-			"Prefer this to openproject_list_work_packages to find work by topic; use list for exact filters (assignee, type, sort order).",
+			"To find work by topic prefer this to openproject_list_work_packages (exact filters, sort order).",
 		InputSchema: toolSchema[searchWorkPackagesIn](nil),
 		Annotations: readOnlyLocal(),
 		Meta:        searchToolMeta(),
@@ -325,7 +325,7 @@ func (s *server) registerSearchTools(srv *sdk.Server) {
 	sdk.AddTool(srv, &sdk.Tool{
 		Name:  toolSearchMeetings,
 		Title: "Search meetings",
-		Description: "Search meetings by title, location, project, author, agenda items, notes, outcomes and participants; typo-tolerant, ranked, with the matching agenda items. " +
+		Description: "Search meetings by title, location, project, author, agenda items, notes, outcomes, participants; typo-tolerant, ranked, with matching agenda items. " +
 			"Use openproject_list_meetings for upcoming or past meetings by date.",
 		InputSchema: toolSchema[searchMeetingsIn](nil),
 		Annotations: readOnlyLocal(),
