@@ -117,7 +117,20 @@ type teamMode struct {
 // replicas sharing a PostgreSQL store (skipped without PostgreSQL),
 // users crawling through replica A and searching through replica B,
 // whose index only follows the store.
+//
+// In -short mode (CI's race run) only the one process runs: the replicas
+// double the slowest tests under the race detector, and the full run
+// covers them; replica-specific tests (TestHTTPReplicas*, TestReplicas*)
+// still run there.
 func teamModes() []teamMode {
+	modes := allTeamModes()
+	if testing.Short() {
+		return modes[:1]
+	}
+	return modes
+}
+
+func allTeamModes() []teamMode {
 	return []teamMode{
 		{"single", func(t *testing.T, base string, opts *sync.SharedOptions, idle time.Duration, verify bool) (*modeServer, *modeServer) {
 			s := startModeServerStore(t, base, opts, idle, "", verify)

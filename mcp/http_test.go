@@ -479,13 +479,23 @@ func (e *httpEnv) rest(path string, hdr map[string]string, body string) (int, ma
 // private project. It runs with an index per user and through both
 // deployments of the shared index (teamModes).
 func TestHTTPIsolation(t *testing.T) {
-	for _, team := range []string{"", "single", "replicas"} {
+	for _, team := range httpTeams() {
 		name := team
 		if name == "" {
 			name = "per-user"
 		}
 		t.Run(name, func(t *testing.T) { testIsolation(t, team) })
 	}
+}
+
+// httpTeams are the server modes of newHTTPEnv the leak tests run
+// through: per-user indexes, one shared index, and replicas of one (not
+// in -short mode, as teamModes).
+func httpTeams() []string {
+	if testing.Short() {
+		return []string{"", "single"}
+	}
+	return []string{"", "single", "replicas"}
 }
 
 func testIsolation(t *testing.T, team string) {

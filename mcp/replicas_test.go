@@ -235,7 +235,9 @@ func TestReplicas_KillTheCrawler(t *testing.T) {
 		}
 		st, _ := h["store"].(map[string]any)
 		crawl, _ := h["crawl"].(map[string]any)
-		return st != nil && st["behind"] == float64(0) && (crawl == nil || crawl["ok"] != false)
+		// The crawl's report: a whole sync finished (its last pass,
+		// attachments, included), not only its work packages stored.
+		return st != nil && st["behind"] == float64(0) && crawl != nil && crawl["ok"] == true
 	}
 	for _, r := range alive {
 		waitFor(t, time.Minute, "replica "+r.addr+" catches up", func() bool { return caughtUp(r) })

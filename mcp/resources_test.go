@@ -113,7 +113,7 @@ func notFound(err error) bool {
 // of bob's private project, what does not exist and a malformed URI
 // answer resource-not-found alike, with nothing of bob's in the answer.
 func TestResources(t *testing.T) {
-	for _, team := range []string{"", "single", "replicas"} {
+	for _, team := range httpTeams() {
 		name := team
 		if name == "" {
 			name = "per-user"
