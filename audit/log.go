@@ -18,6 +18,8 @@ import (
 	"slices"
 	gosync "sync"
 	"time"
+
+	"github.com/opsearch/opsearch/internal/private"
 )
 
 // Rotation defaults.
@@ -147,7 +149,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		opts.Now = time.Now
 	}
 	l := &Log{dir: dir, opts: opts, log: cmp.Or(opts.Logger, slog.New(slog.DiscardHandler)), lock: make(chan struct{}, 1)}
-	if err := privateDir(dir); err != nil {
+	if err := private.Dir(dir); err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
 	names, err := listFiles(dir)
@@ -165,7 +167,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		l.files = append(l.files, readStart(filepath.Join(dir, n)))
 	}
 	last := filepath.Join(dir, names[len(names)-1])
-	if err := tightenFile(last); err != nil {
+	if err := private.File(last); err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
 	}
 	f, err := os.OpenFile(last, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -535,43 +537,4 @@ func listFiles(dir string) ([]string, error) {
 	// Fixed-width numbers: name order is seq order.
 	slices.Sort(names)
 	return names, nil
-}
-
-// privateDir creates dir as 0700, or tightens an existing one: the log
-// says which tools a user called and when (store.privateDir does the
-// same for the user's store).
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create directory: %w", err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("stat directory: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("tighten directory permissions: %w", err)
-		}
-	}
-	return nil
-}
-
-// tightenFile makes an existing file 0600 if it grants more.
-func tightenFile(path string) error {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("stat file: %w", err)
-	}
-	if fi.Mode().Perm()&^0o600 != 0 {
-		if err := os.Chmod(path, 0o600); err != nil {
-			return fmt.Errorf("tighten file permissions: %w", err)
-		}
-	}
-	return nil
 }

@@ -5,12 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/private"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 )
@@ -119,11 +118,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("open store: empty directory")
 	}
-	if err := privateDir(dir); err != nil {
+	if err := private.Dir(dir); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	if err := tightenFile(path, 0o600); err != nil {
+	if err := private.File(path); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 
@@ -167,45 +166,6 @@ func openEngine(ctx context.Context, eng engine) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// privateDir creates dir (and missing parents) with mode 0700, and removes
-// group and other permissions from dir if it already existed with them.
-func privateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create directory: %w", err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("stat directory: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("tighten directory permissions: %w", err)
-		}
-	}
-	return nil
-}
-
-// tightenFile sets an existing file's mode to perm if it grants more; a
-// missing file is fine (bbolt creates it with perm).
-func tightenFile(path string, perm fs.FileMode) error {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("stat file: %w", err)
-	}
-	if fi.Mode().Perm()&^perm != 0 {
-		if err := os.Chmod(path, perm); err != nil {
-			return fmt.Errorf("tighten file permissions: %w", err)
-		}
-	}
-	return nil
 }
 
 // initSchema creates the buckets of a new store, or checks and migrates an

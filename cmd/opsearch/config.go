@@ -89,9 +89,9 @@ func bindConn(fs *flag.FlagSet, e env, uses connFlags) *connConfig {
 			"the largest share of a kind one sync may delete; a sync that would delete more deletes nothing and reports it (env OPSEARCH_MAX_DELETE_SHARE; 1 disables the check)")
 		fs.BoolVar(&c.attachments, "attachments", e.getenv("OPSEARCH_ATTACHMENTS") == "" || envBool(e.getenv("OPSEARCH_ATTACHMENTS")),
 			"index the text of files attached to work packages, wiki pages and meetings (env OPSEARCH_ATTACHMENTS; --attachments=false turns it off)")
-		fs.Int64Var(&c.attachmentBytes, "attachment-max-bytes", envInt(e, "OPSEARCH_ATTACHMENT_MAX_BYTES", extract.DefaultMaxBytes),
+		fs.Int64Var(&c.attachmentBytes, "attachment-max-bytes", envInt64(e, "OPSEARCH_ATTACHMENT_MAX_BYTES", extract.DefaultMaxBytes),
 			"files larger than this many bytes are indexed by name and description only (env OPSEARCH_ATTACHMENT_MAX_BYTES)")
-		fs.Int64Var(&c.attachmentText, "attachment-max-text", envInt(e, "OPSEARCH_ATTACHMENT_MAX_TEXT", extract.DefaultMaxText),
+		fs.Int64Var(&c.attachmentText, "attachment-max-text", envInt64(e, "OPSEARCH_ATTACHMENT_MAX_TEXT", extract.DefaultMaxText),
 			"bytes of text kept of one file; the rest is cut (env OPSEARCH_ATTACHMENT_MAX_TEXT)")
 	}
 	return c
@@ -109,20 +109,6 @@ func envFloat(e env, key string, def float64) float64 {
 		return math.NaN()
 	}
 	return f
-}
-
-// envInt reads a whole number from the environment; a malformed value
-// is kept as -1 so finish names it.
-func envInt(e env, key string, def int64) int64 {
-	v := strings.TrimSpace(e.getenv(key))
-	if v == "" {
-		return def
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return -1
-	}
-	return n
 }
 
 // finish fills what the flags left empty and validates. needKey says
