@@ -1,12 +1,15 @@
 package mcp_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/extract"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/mcp"
+	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
 )
@@ -167,5 +170,29 @@ func TestSearchAttachments(t *testing.T) {
 		if msg := callErr(t, e.cs, "openproject_get_attachment", *args); !strings.Contains(strings.ToLower(msg), strings.ToLower(want)) {
 			t.Errorf("%v: error %q does not name %q", *args, msg, want)
 		}
+	}
+}
+
+// TestGetAttachmentNotIndexed: a file added after the last sync is read
+// at once, within the server's budget (the sync's), and says so.
+func TestGetAttachmentNotIndexed(t *testing.T) {
+	e := newSearchEnv(t, mcp.Options{})
+	wp := e.storedWPs(t)[0]
+	a, err := e.fake.AddAttachment(optest.Attachment{
+		Attachment: openproject.Attachment{FileName: "late-notes.txt", ContentType: "text/plain",
+			Container: openproject.Ref{ID: wp.ID, Href: fmt.Sprintf("/api/v3/work_packages/%d", wp.ID)}},
+		Content: []byte("The marzipan drawbridge opens at noon."),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := callOK[gotAttachment](t, e.cs, "openproject_get_attachment", map[string]any{"id": a.ID})
+	if got.TextSource != "download" || !strings.Contains(got.Text, "marzipan drawbridge") || !strings.Contains(got.Note, "not indexed yet") {
+		t.Errorf("a file not indexed yet: %+v", got)
+	}
+	small := connectInMemory(t, mcp.NewServer(e.client, e.idx, mcp.Options{Extract: extract.Options{MaxBytes: 10}}))
+	got = callOK[gotAttachment](t, small, "openproject_get_attachment", map[string]any{"id": a.ID})
+	if got.Text != "" || !strings.Contains(got.Note, "over the 10 byte limit") {
+		t.Errorf("a file over the budget: %+v", got)
 	}
 }

@@ -16,6 +16,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/opsearch/opsearch/extract"
 )
 
 // DefaultMaxBodyBytes is the request body limit of the HTTP server.
@@ -44,6 +46,8 @@ type HTTPOptions struct {
 	// ConfirmWrites makes each write answer with a preview first
 	// (Options.ConfirmWrites), over MCP and REST.
 	ConfirmWrites bool
+	// Extract is Options.Extract for every user's server.
+	Extract extract.Options
 	// WebhookSecret, if set, turns on POST /webhooks/openproject for
 	// events OpenProject signs with this secret.
 	WebhookSecret string

@@ -132,7 +132,7 @@ func (h *httpHandler) lease(w http.ResponseWriter, r *http.Request) (*sync.Lease
 		if !ok {
 			return nil, errors.New("the manager's client does not implement mcp.API")
 		}
-		return NewServer(api, l.Attachment.idx, Options{ReadOnly: h.opts.ReadOnly, ConfirmWrites: h.opts.ConfirmWrites, Logger: h.opts.Logger, Version: h.opts.Version,
+		return NewServer(api, l.Attachment.idx, Options{ReadOnly: h.opts.ReadOnly, ConfirmWrites: h.opts.ConfirmWrites, Extract: h.opts.Extract, Logger: h.opts.Logger, Version: h.opts.Version,
 			ObserveSearch: h.opts.ObserveSearch, Upstream: h.mgr, LiveTimeout: h.opts.LiveTimeout, SearchSlots: h.searchSlots,
 			VerifyResults: h.opts.VerifyResults, VerifyTTL: h.opts.VerifyTTL,
 			OnRejected: func() { h.mgr.Reject(key) }}), nil

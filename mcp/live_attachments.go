@@ -96,7 +96,7 @@ func (s *server) getAttachment(ctx context.Context, in attachmentIn) (attachment
 // attachmentText is a's text: the index's while its digest holds,
 // otherwise the file read now within the sync's default budget. note is
 // set for a download (why it was needed) and, with no text, says why
-// there is none.
+// there is none. A file is read within the sync's budget (Options.Extract).
 func (s *server) attachmentText(ctx context.Context, a openproject.Attachment) (text, format, note string) {
 	if sr, err := s.idx.Searcher(); err == nil {
 		if st, ok := sr.(attachmentStore); ok {
@@ -111,17 +111,19 @@ func (s *server) attachmentText(ctx context.Context, a openproject.Attachment) (
 			}
 		}
 	}
-	if a.FileSize > extract.DefaultMaxBytes {
-		return "", "", fmt.Sprintf("no text: the file is %d bytes, over the %d byte limit", a.FileSize, extract.DefaultMaxBytes)
+	budget := s.opts.Extract
+	maxBytes := cmp.Or(budget.MaxBytes, extract.DefaultMaxBytes)
+	if a.FileSize > maxBytes {
+		return "", "", fmt.Sprintf("no text: the file is %d bytes, over the %d byte limit", a.FileSize, maxBytes)
 	}
-	data, ctype, err := s.api.AttachmentContent(ctx, a.ID, extract.DefaultMaxBytes)
+	data, ctype, err := s.api.AttachmentContent(ctx, a.ID, maxBytes)
 	if err != nil {
 		if errors.Is(err, openproject.ErrTooLarge) {
-			return "", "", fmt.Sprintf("no text: the file is over the %d byte limit", extract.DefaultMaxBytes)
+			return "", "", fmt.Sprintf("no text: the file is over the %d byte limit", maxBytes)
 		}
 		return "", "", "no text: download failed: " + err.Error()
 	}
-	res, err := extract.Text(ctx, a.FileName, cmp.Or(a.ContentType, ctype), bytes.NewReader(data), extract.Options{})
+	res, err := extract.Text(ctx, a.FileName, cmp.Or(a.ContentType, ctype), bytes.NewReader(data), budget)
 	if err != nil {
 		return "", "", "no text: " + err.Error()
 	}

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/opsearch/opsearch/extract"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/sync"
@@ -121,6 +122,10 @@ type Options struct {
 	// ConfirmWrites makes every write tool answer with a preview of what
 	// it would do (nothing changed) unless called with confirm: true.
 	ConfirmWrites bool
+	// Extract bounds openproject_get_attachment's reading of a file not
+	// indexed yet: the sync's attachment budget (zero: extract's
+	// defaults).
+	Extract extract.Options
 }
 
 // DefaultOpenWait is Options.OpenWait's default. Opening an index that

@@ -45,8 +45,14 @@ func (c *connConfig) userOptions(e env) sync.UserOptions {
 	return sync.UserOptions{Logger: e.logger, Thesaurus: c.thesaurus,
 		WorkerOptions: sync.Options{Logger: e.logger, MaxDeleteShare: c.maxDeleteShare, Attachments: sync.AttachmentOptions{
 			Off:     !c.attachments,
-			Extract: extract.Options{MaxBytes: c.attachmentBytes, MaxText: int(c.attachmentText)},
+			Extract: c.extractOptions(),
 		}}}
+}
+
+// extractOptions is the budget of reading one attached file, for the
+// sync and for get_attachment alike.
+func (c *connConfig) extractOptions() extract.Options {
+	return extract.Options{MaxBytes: c.attachmentBytes, MaxText: int(c.attachmentText)}
 }
 
 // connFlags say which groups of the shared flags a command takes, so

@@ -236,7 +236,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	}
 	maps.Copy(extra, mcp.OpenAPIRoutes(oh))
 	h, err := mcp.NewHTTPHandler(mcp.HTTPOptions{
-		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly, ConfirmWrites: conn.confirmWrites,
+		BaseURL: conn.baseURL, ServerKey: conn.apiKey, ReadOnly: conn.readOnly, ConfirmWrites: conn.confirmWrites, Extract: conn.extractOptions(),
 		AllowedOrigins: splitList(hf.allowedOrigins), AllowedHosts: splitList(hf.allowedHosts),
 		Logger: e.logger, Manager: mgr, Version: readBuildInfo().version, Extra: extra, ObserveSearch: m.ObserveSearch,
 		LiveTimeout: conn.liveTimeout(), SearchSlots: slots, VerifyResults: hf.verifyResults, WebhookSecret: strings.TrimSpace(hf.webhookSecret),
