@@ -516,34 +516,47 @@ func (r Restricted) Search(ctx context.Context, opts SearchOptions) (Result, err
 	return r.b.Search(ctx, opts)
 }
 
-// Count returns the number of the user's documents per kind. A user sees
-// one document of each work package, its public twin or the whole one.
-func (r Restricted) Count(ctx context.Context) (map[kind.Kind]uint64, error) {
+// withView runs fn with a reader of the index's current snapshot and the
+// user's view of it (what the user's searches see); what names the
+// operation in errors.
+func (r Restricted) withView(ctx context.Context, what string, fn func(raw index.IndexReader, view *visibleView) error) error {
 	r.b.mu.RLock()
 	defer r.b.mu.RUnlock()
 	if r.b.idx == nil {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	adv, err := r.b.idx.Advanced()
 	if err != nil {
-		return nil, fmt.Errorf("count visible documents: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	raw, err := adv.Reader()
 	if err != nil {
-		return nil, fmt.Errorf("count visible documents: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer func() { _ = raw.Close() }()
 	view, err := r.b.views.view(ctx, raw, r.vis)
 	if err != nil {
-		return nil, fmt.Errorf("count visible documents: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
+	return fn(raw, view)
+}
+
+// Count returns the number of the user's documents per kind. A user sees
+// one document of each work package, its public twin or the whole one.
+func (r Restricted) Count(ctx context.Context) (map[kind.Kind]uint64, error) {
 	out := make(map[kind.Kind]uint64, len(Kinds()))
-	for _, k := range Kinds() {
-		docs, err := termDocs(ctx, raw, fieldKind, string(k))
-		if err != nil {
-			return nil, fmt.Errorf("count visible %s: %w", k, err)
+	err := r.withView(ctx, "count visible documents", func(raw index.IndexReader, view *visibleView) error {
+		for _, k := range Kinds() {
+			docs, err := termDocs(ctx, raw, fieldKind, string(k))
+			if err != nil {
+				return fmt.Errorf("count visible %s: %w", k, err)
+			}
+			out[k] = docs.AndCardinality(view.vis)
 		}
-		out[k] = docs.AndCardinality(view.vis)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -554,31 +567,19 @@ func (r Restricted) Count(ctx context.Context) (map[kind.Kind]uint64, error) {
 // MCP resource) asks this before showing what the shared store holds of
 // it. Unknown ids are not shown.
 func (r Restricted) Shows(ctx context.Context, ids ...string) ([]bool, error) {
-	r.b.mu.RLock()
-	defer r.b.mu.RUnlock()
-	if r.b.idx == nil {
-		return nil, ErrClosed
-	}
-	adv, err := r.b.idx.Advanced()
-	if err != nil {
-		return nil, fmt.Errorf("read visible documents: %w", err)
-	}
-	raw, err := adv.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("read visible documents: %w", err)
-	}
-	defer func() { _ = raw.Close() }()
-	view, err := r.b.views.view(ctx, raw, r.vis)
-	if err != nil {
-		return nil, fmt.Errorf("read visible documents: %w", err)
-	}
 	out := make([]bool, len(ids))
-	for i, id := range ids {
-		iid, err := raw.InternalID(id)
-		if err != nil {
-			return nil, fmt.Errorf("look up %s: %w", id, err)
+	err := r.withView(ctx, "read visible documents", func(raw index.IndexReader, view *visibleView) error {
+		for i, id := range ids {
+			iid, err := raw.InternalID(id)
+			if err != nil {
+				return fmt.Errorf("look up %s: %w", id, err)
+			}
+			out[i] = len(iid) == 8 && view.vis.Contains(internalNum(iid))
 		}
-		out[i] = len(iid) == 8 && view.vis.Contains(internalNum(iid))
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
