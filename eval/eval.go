@@ -182,6 +182,9 @@ type QueryResult struct {
 	Rank int `json:"rank"`
 	// Top are the first results as "kind:id score title".
 	Top []string `json:"top"`
+	// MS is how long the query took, in milliseconds (whole pipeline, as
+	// the variant's median and p99 count it): which phrasings are slow.
+	MS float64 `json:"ms"`
 
 	ranked []scorer.Target
 	scores []float64
@@ -286,8 +289,9 @@ func runVariant(ctx context.Context, queries []scorer.LabelledQuery, v Variant, 
 		if err != nil {
 			return vr, fmt.Errorf("query %s: %w", q.ID, err)
 		}
-		lat = append(lat, time.Since(start))
-		qr := QueryResult{ID: q.ID, Kind: q.Kind, Query: q.Query, Top: []string{}}
+		took := time.Since(start)
+		lat = append(lat, took)
+		qr := QueryResult{ID: q.ID, Kind: q.Kind, Query: q.Query, Top: []string{}, MS: float64(took.Microseconds()) / 1000}
 		var strong []scorer.Target
 		for i, h := range hits {
 			t := h.target

@@ -419,6 +419,13 @@ func mapBatch(nidx bleve.Index, docs []Document) (*bleve.Batch, error) {
 	return batch, nil
 }
 
+// MergeSegments merges a bleve index into one segment and waits for the
+// replaced files to go; it is how this package settles its own indexes,
+// exported for an index built beside them (eval's bleve-default), so
+// both are searched in the same state. A failed merge only costs speed,
+// so only cancellation is an error.
+func MergeSegments(ctx context.Context, idx bleve.Index) error { return mergeSegments(ctx, idx) }
+
 // mergeSegments merges an index into one segment (a rebuilt one before
 // it serves, a live one in Compact and Settle):
 // searches look every term up per segment, and at 100k work packages a

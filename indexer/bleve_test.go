@@ -240,6 +240,9 @@ func TestFilters(t *testing.T) {
 			[]string{"work_package:1251", "work_package:1250"}},
 		{"updated after only", SearchOptions{UpdatedAfter: day("2025-04-01")}, []string{"work_package:1235", "meeting:5", "wiki_page:10"}},
 		{"updated before only", SearchOptions{UpdatedBefore: day("2024-12-02")}, []string{"project:1"}},
+		{"ids", SearchOptions{Query: "tables", IDs: []string{"work_package:1241", "meeting:5"}}, []string{"work_package:1241"}},
+		{"ids none matching", SearchOptions{Query: "tables", IDs: []string{"meeting:5"}}, nil},
+		{"ids with project", SearchOptions{Query: "tables", IDs: []string{"work_package:1240"}, ProjectIDs: []int64{1}}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,6 +256,30 @@ func TestFilters(t *testing.T) {
 				t.Fatalf("got %v, want %v", ids, tc.want)
 			}
 		})
+	}
+}
+
+// TestIDsKeepScores checks that restricting a query to documents by id
+// (search.Engine asks whether placed containers match) scores them as the
+// unrestricted query does: the ids drive the query at no weight.
+func TestIDsKeepScores(t *testing.T) {
+	b := openFilled(t, corpus())
+	ctx := context.Background()
+	all, err := b.Search(ctx, SearchOptions{Query: "tables"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Hits) < 2 {
+		t.Fatalf("want at least 2 hits for tables, got %v", all.Hits)
+	}
+	for _, h := range all.Hits {
+		one, err := b.Search(ctx, SearchOptions{Query: "tables", IDs: []string{h.ID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(one.Hits) != 1 || one.Hits[0].ID != h.ID || one.Hits[0].Score != h.Score {
+			t.Errorf("restricted to %s: got %+v, want score %v", h.ID, one.Hits, h.Score)
+		}
 	}
 }
 

@@ -375,6 +375,18 @@ func (b *Bleve) textRequest(idx bleve.Index, text query.Query, opts SearchOption
 		text = query.NewConjunctionQuery([]query.Query{kindsQuery(opts.Kinds, 0), text})
 		opts.Kinds = nil
 	}
+	if len(opts.IDs) > 0 {
+		// The same for documents asked for by id (the containers
+		// search.Engine places beside their files): as a filter, the
+		// ids were checked against every document the query matched,
+		// which at 100,000 work packages cost as much as the search
+		// itself. As a conjunct at no weight, the query visits those
+		// documents only.
+		ids := query.NewDocIDQuery(opts.IDs)
+		ids.SetBoost(0)
+		text = query.NewConjunctionQuery([]query.Query{ids, text})
+		opts.IDs = nil
+	}
 	q := text
 	if filter := b.filterQuery(opts); filter != nil {
 		bq := query.NewBooleanQuery([]query.Query{text}, nil, nil)
