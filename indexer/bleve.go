@@ -22,6 +22,7 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 	"github.com/opsearch/opsearch/kind"
 	berrors "go.etcd.io/bbolt/errors"
+	"golang.org/x/sync/errgroup"
 )
 
 // MappingVersion identifies the index mapping and analysis. Bump it whenever
@@ -773,28 +774,28 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 	if err != nil {
 		return Result{}, fmt.Errorf("search index: %w", err)
 	}
-	var out Result
-	split := false
-	if plan != nil && plan.split != nil {
-		if out, split, err = b.searchSplit(ctx, plan.split); err != nil {
-			return Result{}, fmt.Errorf("search index: %w", err)
-		}
-	}
-	if !split {
-		res, err := b.idx.SearchInContext(ctx, req)
-		if err != nil {
-			return Result{}, fmt.Errorf("search index: %w", err)
-		}
-		out = Result{Total: res.Total, Took: res.Took, Hits: hitsOf(res)}
-	}
-	out.Plan = plan
+	// The small kinds' own request does not depend on the main one, so
+	// it runs beside it, on another core when there is one.
+	var federated []Hit
+	var g errgroup.Group
 	if fed != nil {
-		fres, err := b.idx.SearchInContext(ctx, fed)
-		if err != nil {
-			return Result{}, fmt.Errorf("search index: %w", err)
-		}
-		out.Federated = hitsOf(fres)
+		g.Go(func() error {
+			fres, err := b.idx.SearchInContext(ctx, fed)
+			if err != nil {
+				return err
+			}
+			federated = hitsOf(fres)
+			return nil
+		})
 	}
+	out, err := b.searchMain(ctx, req, plan)
+	if ferr := g.Wait(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("search index: %w", err)
+	}
+	out.Plan, out.Federated = plan, federated
 	if plan != nil && len(out.Hits)+len(out.Federated) > 0 {
 		adv, err := b.idx.Advanced()
 		if err != nil {
@@ -811,6 +812,21 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 		}
 	}
 	return out, nil
+}
+
+// searchMain runs the main request, split by plan when it says so.
+func (b *Bleve) searchMain(ctx context.Context, req *bleve.SearchRequest, plan *Plan) (Result, error) {
+	if plan != nil && plan.split != nil {
+		out, split, err := b.searchSplit(ctx, plan.split)
+		if err != nil || split {
+			return out, err
+		}
+	}
+	res, err := b.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Total: res.Total, Took: res.Took, Hits: hitsOf(res)}, nil
 }
 
 // searchSplit runs a query split by commonSplit. It reports false when

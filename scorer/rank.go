@@ -3,9 +3,11 @@ package scorer
 import (
 	"cmp"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	gosync "sync"
 	"time"
 	"unicode/utf8"
 )
@@ -119,25 +121,55 @@ func Rank(records []Record, query string, opts Options) []Result {
 		return inInputOrder(records, opts.Limit)
 	}
 	k := newRanker(trimmed, records, opts, p)
-	// Scratch of this call, shared by all records: the tokenizer's
-	// buffers and, for the cross-field score, each query token's best
-	// score over a record's fields. Made here, a short bests can live
-	// on the stack.
+	var results []Result
+	if n := rankWorkers(len(records)); n > 1 {
+		// Records are scored independently, so a long candidate list is
+		// split among the cores: one search then answers sooner on an
+		// idle machine (about 40 candidates take 0.8 ms on one core),
+		// and a busy one loses nothing but the goroutines. Each part
+		// keeps input order, so the results are those of one pass.
+		parts := make([][]Result, n)
+		var wg gosync.WaitGroup
+		for w := range n {
+			lo, hi := w*len(records)/n, (w+1)*len(records)/n
+			wg.Go(func() { parts[w] = k.scoreAll(records, lo, hi) })
+		}
+		wg.Wait()
+		results = slices.Concat(parts...)
+	} else {
+		results = k.scoreAll(records, 0, len(records))
+	}
+	sortResults(results, records, opts.IgnoreRecency)
+	if opts.Limit > 0 && len(results) > opts.Limit {
+		results = results[:opts.Limit]
+	}
+	return results
+}
+
+// rankMinPerWorker is the fewest records worth a goroutine of their own.
+const rankMinPerWorker = 8
+
+// rankWorkers is how many goroutines score n records: one per core, at
+// most 4, each with at least rankMinPerWorker records.
+func rankWorkers(n int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), 4, n/rankMinPerWorker))
+}
+
+// scoreAll scores records[lo:hi] with scratch of its own: the
+// tokenizer's buffers and, for the cross-field score, each query token's
+// best score over a record's fields.
+func (k *ranker) scoreAll(records []Record, lo, hi int) []Result {
 	var t tokenizer
 	var bests []float64
 	if k.crossWeight > 0 && len(k.qs) > 1 {
 		bests = make([]float64, len(k.qs))
 	}
 	var results []Result
-	for ri, r := range records {
-		if res, ok := k.score(&t, bests, r); ok {
+	for ri := lo; ri < hi; ri++ {
+		if res, ok := k.score(&t, bests, records[ri]); ok {
 			res.Index = ri
 			results = append(results, res)
 		}
-	}
-	sortResults(results, records, opts.IgnoreRecency)
-	if opts.Limit > 0 && len(results) > opts.Limit {
-		results = results[:opts.Limit]
 	}
 	return results
 }

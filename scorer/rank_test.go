@@ -2,6 +2,7 @@ package scorer
 
 import (
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -271,6 +272,34 @@ func TestRound2(t *testing.T) {
 	for _, tt := range tests {
 		if got := round2(tt.in); got != tt.want {
 			t.Errorf("round2(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestRankParallelSameAsOnePass checks that scoring a long candidate list
+// on several cores ranks exactly as one pass does: same results, scores,
+// matches and order, whatever the number of parts.
+func TestRankParallelSameAsOnePass(t *testing.T) {
+	records := benchRecords(61)
+	queries := []string{"budget approvl review", "Müller", "release notes rollback", "zzz nothing"}
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	var want [][]Result
+	for _, q := range queries {
+		if rankWorkers(len(records)) != 1 {
+			t.Fatal("one core should score in one pass")
+		}
+		want = append(want, Rank(records, q, Options{CrossFieldWeight: 0.3}))
+	}
+	for _, procs := range []int{2, 3, 4} {
+		runtime.GOMAXPROCS(procs)
+		if rankWorkers(len(records)) != procs {
+			t.Fatalf("GOMAXPROCS %d: %d workers", procs, rankWorkers(len(records)))
+		}
+		for i, q := range queries {
+			if got := Rank(records, q, Options{CrossFieldWeight: 0.3}); !reflect.DeepEqual(got, want[i]) {
+				t.Errorf("GOMAXPROCS %d, %q: parallel ranking differs from one pass", procs, q)
+			}
 		}
 	}
 }

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/kind"
@@ -599,6 +602,42 @@ type candidate struct {
 // the cache where it holds them. Hits whose entity vanished from the store
 // (deleted since indexing) are dropped.
 func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate, error) {
+	n := hydrateWorkers(len(hits))
+	if n <= 1 {
+		return e.hydrateRange(ctx, hits)
+	}
+	// Decoding is most of hydration (zstd, then CBOR, then markup to
+	// plain text) and each entity is decoded alone, so the candidates are
+	// split among the cores, each part in a read transaction of its own
+	// (a bbolt transaction is not safe for concurrent use): on an idle
+	// machine one search answers sooner. Parts keep the hits' order.
+	parts := make([][]*candidate, n)
+	g, gctx := errgroup.WithContext(ctx)
+	for w := range n {
+		lo, hi := w*len(hits)/n, (w+1)*len(hits)/n
+		g.Go(func() error {
+			var err error
+			parts[w], err = e.hydrateRange(gctx, hits[lo:hi])
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return slices.Concat(parts...), nil
+}
+
+// hydrateMinPerWorker is the fewest hits worth a goroutine of their own.
+const hydrateMinPerWorker = 8
+
+// hydrateWorkers is how many goroutines hydrate n hits: one per core, at
+// most 4, each with at least hydrateMinPerWorker hits.
+func hydrateWorkers(n int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), 4, n/hydrateMinPerWorker))
+}
+
+// hydrateRange loads hits in one read transaction, in order.
+func (e *Engine) hydrateRange(ctx context.Context, hits []indexer.Hit) ([]*candidate, error) {
 	out := make([]*candidate, 0, len(hits))
 	err := e.st.View(ctx, func(tx *store.ReadTx) error {
 		gen := tx.Generation()
