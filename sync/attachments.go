@@ -44,7 +44,7 @@ func (o AttachmentOptions) withDefaults() AttachmentOptions {
 }
 
 // attachmentBatch is the number of due containers one commit covers.
-const attachmentBatch = 200
+const attachmentBatch = 500
 
 // skippedDownload starts the Skipped reason of a file whose download
 // failed: the next sync tries it again.
@@ -87,6 +87,26 @@ func (w *Worker) syncAttachments(ctx context.Context, r *run, st *store.SyncStat
 	files := semaphore.NewWeighted(o.InFlight)
 	var after *store.ContainerAttachments
 	done, left := 0, 0
+	// A batch is committed in the background while the next one's lists
+	// are read, as the work package pass commits its pages: done in turn,
+	// the requests stood idle during every commit. At most one commit
+	// runs, so memory holds two batches. The next batch is read from the
+	// store past the last one's containers, which its commit does not
+	// touch.
+	var (
+		committing background
+		tally      attachmentTally
+	)
+	finish := func() error {
+		err := committing.wait()
+		left += tally.left
+		kr.Updated += tally.updated
+		kr.Deleted += tally.deleted
+		kr.Retry += tally.retry
+		tally = attachmentTally{}
+		return err
+	}
+	defer func() { _ = committing.wait() }()
 	for {
 		var due []store.ContainerAttachments
 		if err := w.st.View(ctx, func(tx *store.ReadTx) error {
@@ -100,16 +120,32 @@ func (w *Worker) syncAttachments(ctx context.Context, r *run, st *store.SyncStat
 			break
 		}
 		after = &due[len(due)-1]
-		n, err := w.attachmentBatch(ctx, api, o, files, due, kr)
+		commit, err := w.attachmentBatch(ctx, api, o, files, due, kr)
+		if werr := finish(); werr != nil {
+			return werr
+		}
 		if err != nil {
 			return err
 		}
-		left += n
+		committing.start(func() error {
+			var err error
+			tally, err = commit()
+			return err
+		})
 		done += len(due)
 		w.progress(kind.Attachment, done, total)
 	}
+	if err := finish(); err != nil {
+		return err
+	}
 	st.Complete = left == 0
 	return nil
+}
+
+// attachmentTally is what one batch's commit changed: the containers
+// left due, and the counts for the kind's report.
+type attachmentTally struct {
+	left, updated, deleted, retry int
 }
 
 // container is a due container as the store holds it.
@@ -120,9 +156,10 @@ type container struct {
 	title   string
 }
 
-// attachmentBatch brings one batch of due containers up to date in one
-// commit and returns how many stay due.
-func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptions, files *semaphore.Weighted, due []store.ContainerAttachments, kr *KindReport) (left int, err error) {
+// attachmentBatch reads one batch of due containers' lists and their new
+// files, and returns the commit that brings them up to date in the store
+// and the index, which reports what it changed.
+func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptions, files *semaphore.Weighted, due []store.ContainerAttachments, kr *KindReport) (commit func() (attachmentTally, error), err error) {
 	cs := make([]container, len(due))
 	old := map[int64]openproject.Attachment{}
 	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
@@ -161,7 +198,7 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 		}
 		return nil
 	}); err != nil {
-		return 0, fmt.Errorf("read containers: %w", err)
+		return nil, fmt.Errorf("read containers: %w", err)
 	}
 
 	// The lists of the containers still stored.
@@ -200,7 +237,7 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 		return l, err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("list attachments: %w", err)
+		return nil, fmt.Errorf("list attachments: %w", err)
 	}
 	listed := make([][]openproject.Attachment, len(cs))
 	listOK := make([]bool, len(cs))
@@ -267,16 +304,17 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, context.Cause(ctx)
+		return nil, context.Cause(ctx)
 	}
 
 	// One commit: the files, the removals and the lists.
 	var puts []openproject.Attachment
 	var dels []string
 	var delIDs []int64
+	left := 0 // containers whose list could not be read
 	for i, c := range cs {
 		if !c.gone && !listOK[i] {
 			left++
@@ -326,23 +364,24 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 		}
 		return nil
 	}
-	if err := w.commit(ctx, write, attachmentDocs(puts), dels, nil); err != nil {
-		return 0, err
-	}
-	for i := range cs {
-		for _, a := range listed[i] {
-			if strings.HasPrefix(a.Skipped, skippedDownload) {
-				left++
-				kr.Retry++
+	return func() (attachmentTally, error) {
+		if err := w.commit(ctx, write, attachmentDocs(puts), dels, nil); err != nil {
+			return attachmentTally{}, err
+		}
+		t := attachmentTally{left: left, updated: len(puts), deleted: len(delIDs)}
+		for i := range cs {
+			for _, a := range listed[i] {
+				if strings.HasPrefix(a.Skipped, skippedDownload) {
+					t.left++
+					t.retry++
+				}
 			}
 		}
-	}
-	kr.Updated += len(puts)
-	kr.Deleted += len(delIDs)
-	for _, id := range delIDs {
-		w.log.Info("deleted entity", "kind", kind.Attachment, "id", id)
-	}
-	return left, nil
+		for _, id := range delIDs {
+			w.log.Info("deleted entity", "kind", kind.Attachment, "id", id)
+		}
+		return t, nil
+	}, nil
 }
 
 // readText extracts a's text from data into a, or records why not.
