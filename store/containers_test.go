@@ -149,3 +149,48 @@ func sameContainers(a, b []ContainerAttachments) bool {
 	}
 	return true
 }
+
+// TestContainerMarksKnow: a due mark keeps what the attachment sync needs
+// of its container (project and title as put, or that it was deleted),
+// so the sync reads no container; a mark made without it (MarkContainerDue
+// on a container the store never put again) says it does not know.
+func TestContainerMarksKnow(t *testing.T) {
+	eachEngine(t, func(t *testing.T, o opener) {
+		s := o.open(t)
+		wp := sampleWorkPackage(7)
+		m := sampleMeeting(3)
+		update(t, s, func(tx *WriteTx) error { return errors.Join(tx.PutWorkPackage(wp), tx.PutMeeting(m)) })
+		byID := func() map[int64]ContainerAttachments {
+			out := map[int64]ContainerAttachments{}
+			for _, c := range dueOf(t, s) {
+				out[c.ID] = c
+			}
+			return out
+		}
+		got := byID()
+		if c := got[7]; !c.Known || c.Gone || c.Project != wp.Project || c.Title != wp.Subject {
+			t.Errorf("work package 7's mark: %+v", c)
+		}
+		if c := got[3]; !c.Known || c.Gone || c.Project != m.Project || c.Title != m.Title {
+			t.Errorf("meeting 3's mark: %+v", c)
+		}
+		// A renamed work package, still due, is known by its new subject.
+		wp.Subject = "Fix the other thing"
+		update(t, s, func(tx *WriteTx) error { return tx.PutWorkPackage(wp) })
+		if c := byID()[7]; c.Title != wp.Subject {
+			t.Errorf("renamed work package 7's mark: %+v", c)
+		}
+		update(t, s, func(tx *WriteTx) error { return tx.Delete(kind.Meeting, 3) })
+		if c := byID()[3]; !c.Known || !c.Gone {
+			t.Errorf("deleted meeting 3's mark: %+v", c)
+		}
+		// Recording a list clears what the mark knew; marking it due
+		// again without a put leaves the sync to read the container.
+		update(t, s, func(tx *WriteTx) error {
+			return errors.Join(tx.SetContainerAttachments(kind.WorkPackage, 7, nil), tx.MarkContainerDue(kind.WorkPackage, 7))
+		})
+		if c := byID()[7]; c.Known {
+			t.Errorf("work package 7 marked due again: %+v, want unknown", c)
+		}
+	})
+}
