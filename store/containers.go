@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/opsearch/opsearch/kind"
-	"github.com/opsearch/opsearch/openproject"
 )
 
 // bucketContainers holds, per container (a work package, wiki page or
@@ -46,17 +45,6 @@ func parseContainerKey(key []byte) (kind.Kind, int64, bool) {
 type containerEntry struct {
 	Due         bool    `json:"due,omitempty"`
 	Attachments []int64 `json:"attachments,omitempty"`
-	// Known says the mark carries what the attachment sync needs of the
-	// container (Gone, Project, Title), as it was put or deleted: the
-	// sync then reads no container from the store. Reading every work
-	// package of a first crawl for its project and subject made the
-	// store's whole work package bucket resident (79 of 353 MB at the
-	// peak of a 100,000 work package sync). Marks written before this
-	// field, or by MarkContainerDue, have it false.
-	Known   bool            `json:"known,omitempty"`
-	Gone    bool            `json:"gone,omitempty"`
-	Project openproject.Ref `json:"project,omitzero"`
-	Title   string          `json:"title,omitempty"`
 }
 
 // ContainerAttachments is a container and the ids of its stored
@@ -65,34 +53,6 @@ type ContainerAttachments struct {
 	Kind        kind.Kind
 	ID          int64
 	Attachments []int64
-	// Known is set when Gone, Project and Title are the container's as
-	// it was last put (or that it was deleted); otherwise the caller
-	// reads the container itself.
-	Known   bool
-	Gone    bool
-	Project openproject.Ref
-	Title   string
-}
-
-// ContainerInfo is what a due mark keeps of a container: its project and
-// title, or that it was deleted.
-type ContainerInfo struct {
-	Gone    bool
-	Project openproject.Ref
-	Title   string
-}
-
-// containerInfo is the ContainerInfo of a container entity as put.
-func containerInfo(v any) (ContainerInfo, bool) {
-	switch c := v.(type) {
-	case openproject.WorkPackage:
-		return ContainerInfo{Project: c.Project, Title: c.Subject}, true
-	case openproject.WikiPage:
-		return ContainerInfo{Project: c.Project, Title: c.Title}, true
-	case openproject.Meeting:
-		return ContainerInfo{Project: c.Project, Title: c.Title}, true
-	}
-	return ContainerInfo{}, false
 }
 
 func (r *ReadTx) containerEntry(k kind.Kind, id int64) (containerEntry, error) {
@@ -138,8 +98,7 @@ func (r *ReadTx) DueContainers(max int, after *ContainerAttachments) ([]Containe
 		if !e.Due {
 			continue
 		}
-		out = append(out, ContainerAttachments{Kind: k, ID: id, Attachments: e.Attachments,
-			Known: e.Known, Gone: e.Gone, Project: e.Project, Title: e.Title})
+		out = append(out, ContainerAttachments{Kind: k, ID: id, Attachments: e.Attachments})
 		if max > 0 && len(out) == max {
 			break
 		}
@@ -154,23 +113,17 @@ func (r *ReadTx) CountDueContainers() (int, error) {
 	return len(due), err
 }
 
-// markContainer marks container k/id's attachment list due, with what
-// the mark should know of it (nil: nothing, the container is read when
-// its list is).
-func (w *WriteTx) markContainer(k kind.Kind, id int64, info *ContainerInfo) error {
+// markContainer marks container k/id's attachment list due.
+func (w *WriteTx) markContainer(k kind.Kind, id int64) error {
 	e, err := w.containerEntry(k, id)
 	if err != nil {
 		return err
 	}
-	next := e
-	next.Due = true
-	if info != nil {
-		next.Known, next.Gone, next.Project, next.Title = true, info.Gone, info.Project, info.Title
-	}
-	if next.Due == e.Due && next.Known == e.Known && next.Gone == e.Gone && next.Project == e.Project && next.Title == e.Title {
+	if e.Due {
 		return nil
 	}
-	return w.putJSON(bucketContainers, containerKey(k, id), next)
+	e.Due = true
+	return w.putJSON(bucketContainers, containerKey(k, id), e)
 }
 
 // SetContainerAttachments records the ids of container k/id's stored
@@ -232,5 +185,5 @@ func (w *WriteTx) MarkContainerDue(k kind.Kind, id int64) error {
 	if err := checkID(k, id); err != nil {
 		return fmt.Errorf("mark attachments: %w", err)
 	}
-	return w.markContainer(k, id, nil)
+	return w.markContainer(k, id)
 }

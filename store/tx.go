@@ -253,8 +253,7 @@ func (w *WriteTx) put(k kind.Kind, id int64, v any) error {
 		// A changed container may have changed attachments: an upload
 		// moves the container's updatedAt, and a wiki page embeds its
 		// list.
-		info, _ := containerInfo(v)
-		if err := w.markContainer(k, id, &info); err != nil {
+		if err := w.markContainer(k, id); err != nil {
 			return err
 		}
 	}
@@ -276,7 +275,7 @@ func (w *WriteTx) Delete(k kind.Kind, id int64) error {
 	}
 	if k.Container() {
 		// Its attachments go with it, in the next attachment sync.
-		if err := w.markContainer(k, id, &ContainerInfo{Gone: true}); err != nil {
+		if err := w.markContainer(k, id); err != nil {
 			return err
 		}
 	}

@@ -165,23 +165,20 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
 		for i, d := range due {
 			c := container{ContainerAttachments: d}
-			switch {
-			case d.Known:
-				// The mark says, as the container was put or deleted.
-				c.gone, c.project, c.title = d.Gone, d.Project, d.Title
-			case d.Kind == kind.WorkPackage:
+			switch d.Kind {
+			case kind.WorkPackage:
 				wp, found, err := tx.WorkPackage(d.ID)
 				c.gone, c.project, c.title = !found, wp.Project, wp.Subject
 				if err != nil {
 					return err
 				}
-			case d.Kind == kind.WikiPage:
+			case kind.WikiPage:
 				p, found, err := tx.WikiPage(d.ID)
 				c.gone, c.project, c.title = !found, p.Project, p.Title
 				if err != nil {
 					return err
 				}
-			case d.Kind == kind.Meeting:
+			case kind.Meeting:
 				m, found, err := tx.Meeting(d.ID)
 				c.gone, c.project, c.title = !found, m.Project, m.Title
 				if err != nil {
