@@ -21,6 +21,9 @@ import (
 // hangs, long after the key check's cache expired, and every answer says
 // since when OpenProject is unreachable.
 func TestHTTPSearchDuringOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs in the full suite (go test ./...); waits out real upstream timeouts: 42 s under -race -short on a slow 2 vCPU machine")
+	}
 	data := opgen.Generate(httpGen)
 	op, base := optesting.Start(t, data, optest.Options{})
 	up := &sync.UpstreamTracker{}
