@@ -518,6 +518,9 @@ func TestComputeFailsWhole(t *testing.T) {
 // what it lacks; refreshes re-ask the oldest answers first, so every
 // answer is asked again within a bounded number of refreshes.
 func TestMissingAndRotation(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	_, base := optesting.Start(t, opgen.Generate(mixed), optest.Options{})
 	shared := synced(t, base, optest.AdminKey)
 	held, err := access.HoldingsOf(t.Context(), shared.Store)

@@ -114,6 +114,9 @@ func targets(hits []hit) []scorer.Target {
 // the OR operator finds an item when one query word is absent, and a query
 // of absent words finds nothing.
 func TestBleveDefault_Search(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d, want := plantedData(t)
 	st, _ := syncInto(t, d)
 	di := openDefault(t, st)
@@ -180,6 +183,9 @@ func TestBleveDefault_Search(t *testing.T) {
 // evaluated user's store holds and nothing else: alice finds her private
 // work package, not bob's.
 func TestBleveDefault_OnlyTheUsersStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d, want := plantedData(t)
 	st, _ := syncAs(t, d, optest.AliceKey)
 	di := openDefault(t, st)
@@ -205,6 +211,9 @@ func TestBleveDefault_OnlyTheUsersStore(t *testing.T) {
 // the table, and leaves no temporary index behind; and that Run builds no
 // such index when the variant is not requested.
 func TestRun_BleveDefaultInDefaultReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d, want := plantedData(t)
 	st, idx := syncInto(t, d)
 	queries := []scorer.LabelledQuery{

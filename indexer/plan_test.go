@@ -110,6 +110,9 @@ func TestShortStemNotAWord(t *testing.T) {
 }
 
 func TestSynonyms(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	docs := []Document{
 		FromWorkPackage(openproject.WorkPackage{ID: 1, Subject: "Defect in the export", Type: openproject.Ref{Title: "Task"}}, nil),
 		FromMeeting(openproject.Meeting{ID: 2, Title: "Weekly planning", AgendaItems: []openproject.AgendaItem{{ID: 1, Title: "Roadmap"}}}),

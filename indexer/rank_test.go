@@ -17,6 +17,9 @@ import (
 // with typos, truncated words, synonyms, identifiers and questions;
 // alone (stepped) and inside a conjunction (advanced).
 func TestRankQueryScoresAsBoolean(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	b := openFilled(t, benchDocs(600))
 	queries := append(slices.Clone(benchQueries), "#12", "ticket 40 rollout", "getUserProfile", "the", "who raised the concern that the backup failed?")
 	search := func(req *bleve.SearchRequest, q query.Query, within bool) *bleve.SearchResult {
@@ -71,6 +74,9 @@ func TestRankQueryScoresAsBoolean(t *testing.T) {
 // lost its title boosts when a conjunction advanced it: "landing page"
 // scored a meeting 0.125 restricted and 3.17 unrestricted.
 func TestRestrictedScoresAsUnrestricted(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	b := openFilled(t, genDocs(opgen.GenOptions{Seed: 1, WorkPackages: 600, Comments: 1800, WikiPages: 20, Meetings: 20}))
 	restrictions := []SearchOptions{
 		{Kinds: []kind.Kind{kind.Meeting, kind.WikiPage}},

@@ -21,6 +21,9 @@ import (
 // visible. This is what lets per-user mode be the reference for the
 // shared one.
 func TestVisibleSearchEqualsOwnIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	docs := benchDocs(600)
 	// Some work packages, wiki pages and meetings have a file
 	// attached, visible exactly where its container is.

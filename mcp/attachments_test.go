@@ -61,6 +61,9 @@ type gotAttachment struct {
 // are found by name and say why. kinds excludes or picks them, and
 // openproject_get_attachment returns the text, capped.
 func TestSearchAttachments(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newSearchEnvOf(t, opgen.GenOptions{Seed: 7, WorkPackages: 300, WikiPages: 60, Meetings: 40}, mcp.Options{})
 	mine := map[kind.Kind]map[int64]bool{}
 	for _, k := range []kind.Kind{kind.WorkPackage, kind.WikiPage, kind.Meeting} {
@@ -176,6 +179,9 @@ func TestSearchAttachments(t *testing.T) {
 // TestGetAttachmentNotIndexed: a file added after the last sync is read
 // at once, within the server's budget (the sync's), and says so.
 func TestGetAttachmentNotIndexed(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newSearchEnv(t, mcp.Options{})
 	wp := e.storedWPs(t)[0]
 	a, err := e.fake.AddAttachment(optest.Attachment{

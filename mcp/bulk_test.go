@@ -260,6 +260,9 @@ func TestBulkUpdate(t *testing.T) {
 // of, a missing work package named) and changes nothing; confirm: true
 // applies.
 func TestBulkUpdate_ConfirmWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newHTTPEnv(t, httpEnvOpts{confirmWrites: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -72,6 +72,9 @@ type wpContextOut struct {
 // what it left out; a part that fails is named and the rest still
 // answers.
 func TestWorkPackageContext(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newHTTPEnv(t, httpEnvOpts{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -195,6 +198,9 @@ type myWorkOut struct {
 // time (closed ones too) and the upcoming meetings she is invited to,
 // each capped with what it left out.
 func TestMyWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newHTTPEnv(t, httpEnvOpts{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -131,6 +131,9 @@ func (k *killSwitch) served() (int, string) {
 // the clean sync, so the test checks twenty recoveries from twenty
 // different crash points on top of the recovery from all of them.
 func TestCrash_KillDuringSyncs(t *testing.T) {
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	bin := buildOpsearch(t)
 	data := opgen.Generate(crashGen)
 	if err := data.Validate(); err != nil {

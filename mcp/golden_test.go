@@ -122,6 +122,9 @@ func TestGolden_ToolsList(t *testing.T) {
 // TestGolden_SearchOutputs pins representative answers of each search
 // tool and of sync_status over a fixed generated data set.
 func TestGolden_SearchOutputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newSearchEnv(t, mcp.Options{})
 	replace := map[string]string{e.base: "http://openproject.test", e.user.Dir: "<dataDir>"}
 	wps := e.storedWPs(t)

@@ -15,6 +15,9 @@ import (
 // such a file, which took every user's session down) nor touches another
 // user: it is set aside when the user returns, and crawled again.
 func TestHTTPDamagedStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	dataDir := t.TempDir()
 	e := newHTTPEnv(t, httpEnvOpts{idle: 150 * time.Millisecond, dataDir: dataDir})
 	e.syncUsers(t.Context())

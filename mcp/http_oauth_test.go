@@ -15,6 +15,9 @@ import (
 // OpenProject's authorization server (RFC 9728); API keys keep working in
 // the same header, and no token reaches the log.
 func TestHTTPOAuth(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newHTTPEnv(t, httpEnvOpts{})
 	token, err := e.op.IssueToken("alice")
 	if err != nil {

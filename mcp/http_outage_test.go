@@ -24,6 +24,9 @@ func TestHTTPSearchDuringOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs in the full suite (go test ./...); waits out real upstream timeouts: 42 s under -race -short on a slow 2 vCPU machine")
 	}
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	data := opgen.Generate(httpGen)
 	op, base := optesting.Start(t, data, optest.Options{})
 	up := &sync.UpstreamTracker{}

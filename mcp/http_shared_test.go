@@ -303,6 +303,9 @@ func TestHTTPSharedIndexEqualsPerUser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls six users twice and runs thousands of searches")
 	}
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	d := opgen.Generate(mixedGen)
 	_, base := optesting.Start(t, d, optest.Options{})
 	perUser := startModeServer(t, base, nil)
@@ -516,6 +519,9 @@ func TestHTTPVerifyResults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls bob five times")
 	}
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	type answer struct {
 		Total   int    `json:"total"`
 		Note    string `json:"note"`
@@ -585,6 +591,9 @@ func TestHTTPVerifyResultsUnreachable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls bob and waits out the client's retries")
 	}
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	d := opgen.Generate(mixedGen)
 	op, base := optesting.Start(t, d, optest.Options{})
 	s := startModeServer(t, base, nil, true)
@@ -613,6 +622,9 @@ func TestHTTPSharedIdleStopAndReturn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls two users")
 	}
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	for _, mode := range teamModes() {
 		t.Run(mode.name, func(t *testing.T) {
 			d := opgen.Generate(mixedGen)
@@ -670,6 +682,9 @@ func TestHTTPSharedCrawlKey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the whole mixed set")
 	}
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	d := opgen.Generate(mixedGen)
 	op, base := optesting.Start(t, d, optest.Options{})
 	perUser := startModeServer(t, base, nil)
@@ -764,6 +779,9 @@ func TestHTTPSharedViewOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a user and waits out the client's retries")
 	}
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	for _, mode := range teamModes() {
 		t.Run(mode.name, func(t *testing.T) { testViewOutage(t, mode) })
 	}
@@ -830,6 +848,9 @@ func TestHTTPSharedReturnDuringOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a user and waits out the client's retries")
 	}
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	for _, mode := range teamModes() {
 		t.Run(mode.name, func(t *testing.T) { testReturnDuringOutage(t, mode) })
 	}

@@ -946,6 +946,9 @@ func TestHTTPShutdownMidSync(t *testing.T) {
 // not ERROR. Detail (the SDK's per-request session lines, each request
 // line) stays at DEBUG.
 func TestHTTPLogLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newHTTPEnv(t, httpEnvOpts{})
 	e.syncUsers(t.Context())
 	cs, err := e.connectStreamable(t.Context(), "/mcp", map[string]string{"X-OpenProject-Api-Key": optest.AliceKey})

@@ -279,6 +279,9 @@ func (h hostRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // refused "LOCALHOST" on /mcp while REST allowed it) and IP addresses,
 // and --allowed-hosts lets other names in.
 func TestHTTPHostCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	container := &net.TCPAddr{IP: net.IPv4(172, 17, 0, 2), Port: 8080}
 	cases := []struct {
 		name    string

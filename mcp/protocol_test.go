@@ -65,6 +65,9 @@ func protocolTransports(t *testing.T) map[string]connector {
 }
 
 func TestProtocolRevisions(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	versions := append([]string{""}, sdk.SupportedProtocolVersions()...)
 	for name, open := range protocolTransports(t) {
 		t.Run(name, func(t *testing.T) {

@@ -166,6 +166,9 @@ func waitFor(t *testing.T, bound time.Duration, what string, cond func() bool) t
 // stored once, the sync state complete); every replica then answers a
 // user's searches alike, and so does a fourth started afterwards.
 func TestReplicas_KillTheCrawler(t *testing.T) {
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	bin := buildOpsearch(t)
 	dsn := pgtest.Schema(t)
 	data := opgen.Generate(opgen.GenOptions{Seed: 21, WorkPackages: 3000})

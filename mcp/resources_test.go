@@ -113,6 +113,9 @@ func notFound(err error) bool {
 // of bob's private project, what does not exist and a malformed URI
 // answer resource-not-found alike, with nothing of bob's in the answer.
 func TestResources(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	for _, team := range httpTeams() {
 		name := team
 		if name == "" {
@@ -336,6 +339,9 @@ func TestResourcesSharedEqualsPerUser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls six users twice and reads every item of a sample as each")
 	}
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	gen := mixedGen
 	gen.WorkPackages, gen.Comments, gen.WikiPages, gen.Meetings = 160, 320, 24, 12
 	d := opgen.Generate(gen)
@@ -514,6 +520,9 @@ func TestResourceTemplates_Contract(t *testing.T) {
 // unavailable for a live read during an outage), and the request id the
 // failed read's answer names.
 func TestAudit_Resources(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	dataDir := t.TempDir()
 	e := newHTTPEnv(t, httpEnvOpts{dataDir: dataDir, audit: &audit.Options{}})
 	alice := e.users()[0]
@@ -602,6 +611,9 @@ func TestAudit_Resources(t *testing.T) {
 // holds them; a shared server that does not check still shows them from
 // the index until its next refresh, which is what the check is for.
 func TestResourcesVerifyResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	gen := mixedGen
 	gen.WorkPackages, gen.Comments, gen.WikiPages, gen.Meetings = 120, 200, 12, 6
 	d := opgen.Generate(gen)

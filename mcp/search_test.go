@@ -258,6 +258,9 @@ func firstWords(s string, n int) string {
 // fields, snippets, the matched comment or agenda items, paging, and an
 // index block that says the crawl is complete.
 func TestSearchTools_Valid(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newSearchEnv(t, mcp.Options{})
 	wps := e.storedWPs(t)
 	target := wps[len(wps)/2]
@@ -474,6 +477,9 @@ func TestSearchTools_Valid(t *testing.T) {
 // TestSearchTools_BadInput: every bad argument is a tool error naming the
 // parameter.
 func TestSearchTools_BadInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newSearchEnv(t, mcp.Options{})
 	tests := []struct {
 		tool  string
@@ -633,6 +639,9 @@ func searchToolArgs() map[string]map[string]any {
 // the index, with the failure in the index block; another process holding
 // the index is named too.
 func TestSearchTools_UpstreamFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	t.Run("rejected key before the index opened", func(t *testing.T) {
 		data := opgen.Generate(opgen.GenOptions{Seed: 1, WorkPackages: 10})
 		_, base := optesting.Start(t, data, optest.Options{})
@@ -700,6 +709,9 @@ func TestSearchTools_UpstreamFault(t *testing.T) {
 // through the write tools are found by the next search, with no sync in
 // between.
 func TestReadYourWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newSearchEnv(t, mcp.Options{})
 	before, _ := e.user.Store.SyncState(kind.WorkPackage)
 	word := fmt.Sprintf("quuxfrobnic%d", time.Now().UnixNano()%100000)
@@ -748,6 +760,9 @@ func TestReadYourWrites(t *testing.T) {
 // TestSearchTools_ReadOnly: a read-only server lists no write tool, and
 // the search tools work the same.
 func TestSearchTools_ReadOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newSearchEnv(t, mcp.Options{ReadOnly: true})
 	names := toolNames(t, e.cs)
 	for _, n := range []string{"openproject_create_work_package", "openproject_update_work_package", "openproject_add_comment", "openproject_log_time", "openproject_create_relation"} {

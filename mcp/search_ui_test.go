@@ -33,6 +33,9 @@ const uiMarkup = `<img src=/leak onerror=alert(1)> <b>bold</b> Zanzibar flamingo
 // a title's markup shows as text, and the page requests nothing but
 // itself. The screenshots' paths are in the test log.
 func TestSearchUI(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newSearchEnv(t, mcp.Options{})
 	wps, meetings, wiki := e.storedWPs(t), e.storedMeetings(t), e.storedWiki(t)
 	if err := e.fake.UpdateWorkPackage(wps[0].ID, func(w *openproject.WorkPackage) { w.Subject = uiMarkup }); err != nil {

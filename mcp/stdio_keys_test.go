@@ -19,6 +19,9 @@ import (
 // the store), and then bob gets his own index. The administrator's key is
 // still served offline, which shows the private items are there to leak.
 func TestStdio_KeyMustOwnTheIndex(t *testing.T) {
+	// One of the package's long tests: they run beside each other (two
+	// at once on two cores, go test's -parallel), not one after another.
+	t.Parallel()
 	bin := buildOpsearch(t)
 	data := opgen.Generate(searchGen)
 	fake, base := optesting.Start(t, data, optest.Options{})

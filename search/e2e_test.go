@@ -158,6 +158,9 @@ func TestE2E_ReferenceRecall(t *testing.T) {
 // one of its comments, on a work package far outside the 25 most recently
 // updated ones the reference server would enrich.
 func TestE2E_DeepComment(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 9, WorkPackages: 400, Comments: 800})
 	byRecency := slices.Clone(d.WorkPackages)
 	slices.SortFunc(byRecency, func(a, b openproject.WorkPackage) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
@@ -188,6 +191,9 @@ func TestE2E_DeepComment(t *testing.T) {
 }
 
 func TestE2E_Isolation(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 3, WorkPackages: 150, Comments: 200})
 	alice := newEnv(t, d, optest.AliceKey)
 	bob := newEnv(t, d, optest.BobKey)
@@ -211,6 +217,9 @@ func TestE2E_Isolation(t *testing.T) {
 }
 
 func TestE2E_FreshnessAndValidation(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 60, Comments: 60})
 	e := newEnv(t, d, optest.AdminKey)
 	resp := e.search(t, search.Query{Text: "zzzznotaword"})

@@ -21,6 +21,9 @@ import (
 // candidates, so the meeting is re-ranked with the head. Paging still
 // walks every result once, and the total stays the index's count.
 func TestE2E_SmallKindsNotDrowned(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 12, WorkPackages: 160, WikiPages: 5, Meetings: -1})
 	var public int64
 	for _, p := range d.Projects {

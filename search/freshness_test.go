@@ -20,6 +20,9 @@ import (
 // as of T; last sync failed at T2: reason"; a first crawl that fails is
 // not complete.
 func TestFreshness_FailedSyncKeepsCompleteness(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	tests := []struct {
 		name         string
 		crawledFirst bool

@@ -19,6 +19,9 @@ var markup = regexp.MustCompile(`</?(mention|p|br|div|span|a|strong|em|table|tr|
 // HTML markup (the generator writes mentions the way OpenProject stores
 // them), and a mentioned person is found by name.
 func TestSnippetsArePlainText(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 300, WikiPages: 20, Meetings: 10})
 	raw := 0
 	for _, wp := range d.WorkPackages {

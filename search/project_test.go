@@ -15,6 +15,9 @@ import (
 // case), exactly as ProjectIDs does; one the store does not hold is an
 // error that names it, never an empty answer.
 func TestQueryProject(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 4, WorkPackages: 60})
 	e := newEnv(t, d, optest.AdminKey)
 	p := d.Projects[0]

@@ -33,6 +33,9 @@ func (c *collector) Rebuild(ctx context.Context, fill func(add func(docs ...inde
 // query with the same results in the same order, page after page; and
 // items the ranking cannot tell apart come by kind, then id.
 func TestE2E_TiesIndependentOfInsertionOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 8, WorkPackages: 120, Comments: 200, WikiPages: 12, Meetings: 8})
 	e := newEnv(t, d, optest.AdminKey)
 	ctx := context.Background()
@@ -120,6 +123,9 @@ func order(r search.Response) []string {
 // whatever the index's own order of ids ("work_package:1000" sorts before
 // "work_package:95" as text).
 func TestE2E_TiesByKindThenID(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 9, WorkPackages: 60, Comments: 60, WikiPages: 5, Meetings: 3})
 	tmpl := d.WorkPackages[0]
 	when := tmpl.UpdatedAt

@@ -95,6 +95,9 @@ func rewriteAsVersion1(t *testing.T, path string, half bool) {
 // whose recoding was interrupted, open as version 2 with every entity
 // unchanged, every value compact and the recoding mark gone.
 func TestMigrateVersion1Recodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	for _, half := range []bool{false, true} {
 		name := "version 1"
 		if half {

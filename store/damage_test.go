@@ -45,6 +45,9 @@ func filledStore(t *testing.T) string {
 // of crashing the process inside bbolt (whose open panics in a goroutine
 // of its own on such a file).
 func TestOpenDamaged(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	tests := []struct {
 		name   string
 		damage func(f *os.File, size int64) error

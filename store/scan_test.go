@@ -12,6 +12,9 @@ import (
 )
 
 func TestScanWorkPackagesBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	eachEngine(t, func(t *testing.T, o opener) {
 		s := o.open(t)
 		var want []int64

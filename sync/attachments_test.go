@@ -37,6 +37,9 @@ func visibleAttachments(d *optest.Dataset) map[int64]optest.Attachment {
 // are neither stored nor found. With the files in external storage
 // (redirects to presigned URLs) the same holds.
 func TestAttachmentsEveryKind(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	for _, external := range []bool{false, true} {
 		if external && testing.Short() {
 			continue // the storage's redirects are tested in optest and openproject
@@ -119,6 +122,9 @@ func TestAttachmentsEveryKind(t *testing.T) {
 // deleted one disappears from store and index; a failed download is
 // recorded, does not fail the sync, and is tried again next time.
 func TestAttachmentsIncremental(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newE2E(t, opgen.Generate(attachmentGen), optest.Options{}, Options{})
 	u := e.open(t, nil)
 	syncUser(t, u)
@@ -212,6 +218,9 @@ func attachmentLists(reqs map[string]int) int {
 // TestAttachmentsOff: with attachments turned off, nothing of them is
 // asked for, and the kind says why it is empty.
 func TestAttachmentsOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newE2E(t, opgen.Generate(smallGen), optest.Options{}, Options{Attachments: AttachmentOptions{Off: true}})
 	u := e.open(t, nil)
 	syncUser(t, u)

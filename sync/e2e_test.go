@@ -253,6 +253,9 @@ func changeScenario(t testing.TB, e *e2e, u *User) (got, limit int) {
 }
 
 func TestE2EChangesSearchable(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newE2E(t, opgen.Generate(smallGen), optest.Options{}, Options{PageSize: 50})
 	u := e.open(t, nil)
 	syncUser(t, u)
@@ -277,7 +280,7 @@ func TestE2ECancellationConverges(t *testing.T) {
 	// samples fewer of them.
 	samples := int64(20)
 	if testing.Short() {
-		samples = 4
+		samples = 2
 	}
 	for k := int64(0); k < int64(total)+5; k += max(1, int64(total)/samples) {
 		e := &e2e{srv: ref.srv, base: ref.base, data: t.TempDir(), opts: ref.opts}
@@ -335,6 +338,9 @@ func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
 }
 
 func TestE2ERebuildFromStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newE2E(t, opgen.Generate(smallGen), optest.Options{}, Options{})
 	u := e.open(t, nil)
 	syncUser(t, u)
@@ -504,6 +510,9 @@ func TestE2EOpenErrors(t *testing.T) {
 }
 
 func TestE2ELegacyProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newE2E(t, opgen.Generate(smallGen), optest.Options{Profile: optest.ProfileLegacy}, Options{})
 	u := e.open(t, nil)
 	rep := syncUser(t, u)
@@ -581,6 +590,9 @@ func TestE2ELarge(t *testing.T) {
 // with what is wrong and what will fix it; OpenUser sets it aside, starts
 // an empty store, and the next sync crawls everything again.
 func TestE2EDamagedStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	e := newE2E(t, opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 400, Comments: 200, WikiPages: 4, Meetings: 3}), optest.Options{}, Options{})
 	u, err := OpenUser(t.Context(), e.data, newClient(t, e.base, optest.AliceKey, nil), e.opts)
 	if err != nil {

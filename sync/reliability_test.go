@@ -76,6 +76,9 @@ func firstLeafWPs(d *optest.Dataset, n int) []int64 {
 // stored as listed with the data it had, marked for retry, and the next
 // sync fetches it again although it looks unchanged.
 func TestSync_ItemFailureMarksForRetry(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	tests := []struct {
 		name string
 		// initial: sync before the fault (an incremental sync fails);
@@ -297,6 +300,9 @@ func (l *logBuffer) String() string {
 // listed; a wiki page is marked missing and kept until a later sync
 // confirms the 404.
 func TestSync_TransientNotFoundKeepsData(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	tests := []struct {
 		name string
 		kind kind.Kind
@@ -377,6 +383,9 @@ func TestSync_TransientNotFoundKeepsData(t *testing.T) {
 // package after the id listing confirmed it. Each is logged at INFO with
 // kind and id.
 func TestSync_DeletionsConfirmedAndLogged(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	tests := []struct {
 		name  string
 		kind  kind.Kind
@@ -428,6 +437,9 @@ func TestSync_DeletionsConfirmedAndLogged(t *testing.T) {
 // fails the kind with ErrTooManyDeletions, and keeps the other kinds
 // going; a worker allowed a larger share then applies the deletions.
 func TestSync_MassDeletionRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	tests := []struct {
 		name  string
 		kind  kind.Kind

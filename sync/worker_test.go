@@ -306,7 +306,7 @@ func TestCancellationConverges(t *testing.T) {
 	// samples fewer of them.
 	samples := int64(45)
 	if testing.Short() {
-		samples = 8
+		samples = 4
 	}
 	for k := int64(0); k < int64(total)+5; k += max(1, int64(total)/samples) {
 		st, idx := openStore(t), newMemIndex()

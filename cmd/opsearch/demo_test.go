@@ -45,7 +45,12 @@ func TestRun_DemoPortTaken(t *testing.T) {
 
 func TestRun_Demo(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--per-user-index"}} {
-		t.Run(strings.Join(append([]string{"demo"}, extra...), " "), func(t *testing.T) { testDemo(t, extra...) })
+		t.Run(strings.Join(append([]string{"demo"}, extra...), " "), func(t *testing.T) {
+			if extra != nil && testing.Short() {
+				t.Skip(skipShort)
+			}
+			testDemo(t, extra...)
+		})
 	}
 }
 

@@ -20,6 +20,9 @@ import (
 // TestCommands_EvalExport syncs the admin's data, then runs eval (with a
 // variants file, --json and --trec) and export offline.
 func TestCommands_EvalExport(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 23, WorkPackages: 150, Comments: 300, WikiPages: 10, Meetings: 8})
 	_, url := optesting.Start(t, d, optest.Options{})
 	dataDir, work := t.TempDir(), t.TempDir()

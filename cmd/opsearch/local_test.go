@@ -142,6 +142,9 @@ func TestCommands_Errors(t *testing.T) {
 // TestCommands_SyncJSONReportsFailure: a sync in which one kind fails
 // still prints its report with --json, the failure in it, and exits 1.
 func TestCommands_SyncJSONReportsFailure(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 21, WorkPackages: 30, WikiPages: 3, Meetings: 3})
 	fake, url := optesting.Start(t, d, optest.Options{})
 	// Meetings fail for good; the other kinds do not.

@@ -49,6 +49,9 @@ func fetch(t *testing.T, url, key string) (int, http.Header, []byte) {
 // container, and the content served is the generated file, with the
 // size and digest the metadata gives, from local or external storage.
 func TestGeneratedAttachmentsOverHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	for _, external := range []bool{false, true} {
 		t.Run("external="+strconv.FormatBool(external), func(t *testing.T) {
 			o := mixedOpts

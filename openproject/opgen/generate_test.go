@@ -38,6 +38,9 @@ func genWords(s string) []string {
 }
 
 func TestGenerateDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	for _, o := range []GenOptions{
 		{Seed: 1, WorkPackages: 50},
 		{Seed: 42, Projects: 40, Users: 5, WorkPackages: 5000, Comments: 100, WikiPages: 7, Meetings: 3},

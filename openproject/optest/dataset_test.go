@@ -12,6 +12,9 @@ import (
 )
 
 func TestDataset_SaveLoadRoundTrip(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
 	d := opgen.Generate(opgen.GenOptions{Seed: 11, WorkPackages: 40, Comments: 60, WikiPages: 8, Meetings: 4})
 	path := filepath.Join(t.TempDir(), "data.json")
 	if err := optest.SaveDataset(path, d); err != nil {
