@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -19,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	gosync "sync"
@@ -112,14 +112,26 @@ type outcome struct {
 	Meta            bool   `json:"meta"`
 }
 
-func freeAddr(t *testing.T) string {
+// servingAddr waits for opsearch serve --http to log the address it
+// listens on, then for that address to answer /health.
+func servingAddr(t *testing.T, stderr *lockedBuffer) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	logged := regexp.MustCompile(`msg="opsearch serving MCP over HTTP".* addr=(\S+)`)
+	// A minute bounds a failure; the server listens within milliseconds.
+	deadline := time.Now().Add(time.Minute)
+	for ; ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("opsearch serve --http did not start:\n%s", stderr.String())
+		}
+		m := logged.FindStringSubmatch(stderr.String())
+		if m == nil {
+			continue
+		}
+		if resp, err := http.Get("http://" + m[1] + "/health"); err == nil {
+			_ = resp.Body.Close()
+			return m[1]
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func TestTypeScriptClients(t *testing.T) {
@@ -136,11 +148,13 @@ func TestTypeScriptClients(t *testing.T) {
 	_, base := optesting.Start(t, data, optest.Options{})
 	query := data.WorkPackages[7].Subject
 
-	// The team server, as its own process.
-	addr := freeAddr(t)
-	srv := exec.Command(bin, "serve", "--http", addr)
+	// The team server, as its own process, on a port it picks itself
+	// and logs: a port picked here and closed for it to take could be
+	// taken by another test's server meanwhile, and then the clients
+	// would talk to that one.
+	srv := exec.Command(bin, "serve", "--http", "127.0.0.1:0")
 	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENPROJECT_BASE_URL=" + base, "OPSEARCH_DATA_DIR=" + t.TempDir()}
-	var srvErr bytes.Buffer
+	var srvErr lockedBuffer
 	srv.Stderr = &srvErr
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -152,19 +166,10 @@ func TestTypeScriptClients(t *testing.T) {
 			t.Logf("opsearch serve --http:\n%s", srvErr.String())
 		}
 	})
+	addr := servingAddr(t, &srvErr)
 	rec := &recorder{}
 	proxy := httptest.NewServer(rec.handler("http://" + addr))
 	t.Cleanup(proxy.Close)
-	// A minute bounds a failure; the server listens within milliseconds.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get("http://" + addr + "/health"); err == nil {
-			_ = resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("opsearch serve --http does not answer /health")
-		}
-	}
 	stdioData := t.TempDir()
 	stdioEnv := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENPROJECT_BASE_URL=" + base,

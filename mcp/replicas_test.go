@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,8 +44,11 @@ func freeAddr(t *testing.T) string {
 
 func startReplica(t *testing.T, bin string, env []string) *replicaProc {
 	t.Helper()
-	r := &replicaProc{addr: freeAddr(t), errb: &lockedBuffer{}, done: make(chan struct{})}
-	r.cmd = exec.Command(bin, "serve", "--http", r.addr)
+	r := &replicaProc{errb: &lockedBuffer{}, done: make(chan struct{})}
+	// The replica picks its port and logs it: a port picked here and
+	// closed for it could be taken meanwhile by another test's server,
+	// which the test would then talk to.
+	r.cmd = exec.Command(bin, "serve", "--http", "127.0.0.1:0")
 	r.cmd.Env = append(slices.Clone(env), "OPSEARCH_DATA_DIR="+t.TempDir(), "HOME="+t.TempDir())
 	r.cmd.Stdout, r.cmd.Stderr = io.Discard, r.errb
 	if err := r.cmd.Start(); err != nil {
@@ -62,6 +66,13 @@ func startReplica(t *testing.T, bin string, env []string) *replicaProc {
 		if t.Failed() {
 			t.Logf("replica %s stderr:\n%s", r.addr, r.errb.String())
 		}
+	})
+	logged := regexp.MustCompile(`msg="opsearch serving MCP over HTTP".* addr=(\S+)`)
+	waitFor(t, time.Minute, "a replica logs its address", func() bool {
+		if m := logged.FindStringSubmatch(r.errb.String()); m != nil {
+			r.addr = m[1]
+		}
+		return r.addr != ""
 	})
 	return r
 }
