@@ -11,6 +11,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -77,6 +79,10 @@ func install(t *testing.T) string {
 type recorder struct {
 	mu       gosync.Mutex
 	versions []string
+	// trace notes every proxied request, for the log of a failed run:
+	// when it came, its JSON-RPC method, the status opsearch answered
+	// and when the proxy was done with it.
+	trace []string
 }
 
 func (r *recorder) handler(target string) http.Handler {
@@ -90,8 +96,52 @@ func (r *recorder) handler(target string) http.Handler {
 			}
 			r.mu.Unlock()
 		}
-		p.ServeHTTP(w, req)
+		start := time.Now()
+		method := req.Method
+		if req.Body != nil && req.Method == http.MethodPost {
+			body, _ := io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			var m struct {
+				Method string `json:"method"`
+			}
+			_ = json.Unmarshal(body, &m)
+			method += " " + m.Method
+		}
+		sw := &statusRecorder{ResponseWriter: w}
+		p.ServeHTTP(sw, req)
+		r.mu.Lock()
+		r.trace = append(r.trace, fmt.Sprintf("%s %s: %d after %v (client gone: %v)",
+			start.Format("15:04:05.000"), method, sw.status, time.Since(start).Round(time.Microsecond), req.Context().Err() != nil))
+		r.mu.Unlock()
 	})
+}
+
+// statusRecorder notes the status a handler wrote; it flushes, as the
+// proxy does for event streams.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// traced returns the requests proxied so far.
+func (r *recorder) traced() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.trace, "\n")
 }
 
 // take returns the versions seen since the last call.
@@ -153,7 +203,9 @@ func TestTypeScriptClients(t *testing.T) {
 	// taken by another test's server meanwhile, and then the clients
 	// would talk to that one.
 	srv := exec.Command(bin, "serve", "--http", "127.0.0.1:0")
-	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENPROJECT_BASE_URL=" + base, "OPSEARCH_DATA_DIR=" + t.TempDir()}
+	srv.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENPROJECT_BASE_URL=" + base, "OPSEARCH_DATA_DIR=" + t.TempDir(),
+		// Every request and its status, for the log of a failed run.
+		"OPSEARCH_LOG_LEVEL=debug"}
 	var srvErr lockedBuffer
 	srv.Stderr = &srvErr
 	if err := srv.Start(); err != nil {
@@ -170,6 +222,11 @@ func TestTypeScriptClients(t *testing.T) {
 	rec := &recorder{}
 	proxy := httptest.NewServer(rec.handler("http://" + addr))
 	t.Cleanup(proxy.Close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("requests through the proxy:\n%s", rec.traced())
+		}
+	})
 	stdioData := t.TempDir()
 	stdioEnv := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENPROJECT_BASE_URL=" + base,
@@ -179,8 +236,7 @@ func TestTypeScriptClients(t *testing.T) {
 	// What the Go SDK's own listing says, to compare counts with.
 	want := goToolCount(t, "http://"+addr+"/mcp")
 
-	run := func(t *testing.T, env []string, args ...string) []byte {
-		t.Helper()
+	try := func(env []string, args ...string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, node, args...)
@@ -189,7 +245,15 @@ func TestTypeScriptClients(t *testing.T) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("node %v: %v\n%s%s", args, err, out, stderr.String())
+			return out, fmt.Errorf("node %v: %w\n%s%s", args, err, out, stderr.String())
+		}
+		return out, nil
+	}
+	run := func(t *testing.T, env []string, args ...string) []byte {
+		t.Helper()
+		out, err := try(env, args...)
+		if err != nil {
+			t.Fatal(err)
 		}
 		return out
 	}
@@ -221,8 +285,21 @@ func TestTypeScriptClients(t *testing.T) {
 	cli := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
 	inspect := func(t *testing.T, target []string, extra ...string) map[string]any {
 		t.Helper()
-		args := append([]string{cli, "--cli"}, target...)
-		out := run(t, stdioEnv, append(args, extra...)...)
+		args := append(append([]string{cli, "--cli"}, target...), extra...)
+		out, err := try(stdioEnv, args...)
+		if err != nil && strings.Contains(err.Error(), "Request timed out") {
+			// Twice in about thirty runs, both with mcp's tests beside
+			// this one, the Inspector's request after logging/setLevel
+			// went unanswered for its minute; it was never seen alone,
+			// in over twenty runs under load, and the logs of those two
+			// runs did not say where it stopped. One more try, with the
+			// first one's trail in the log; a second timeout fails.
+			t.Logf("the Inspector timed out; trying once more. Requests through the proxy so far:\n%s\n%v", rec.traced(), err)
+			out, err = try(stdioEnv, args...)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 		var v map[string]any
 		if err := json.Unmarshal(out, &v); err != nil {
 			t.Fatalf("inspector output %.300q: %v", out, err)
