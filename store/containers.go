@@ -43,7 +43,14 @@ func parseContainerKey(key []byte) (kind.Kind, int64, bool) {
 
 // containerEntry is a container's value in bucketContainers.
 type containerEntry struct {
-	Due         bool    `json:"due,omitempty"`
+	Due bool `json:"due,omitempty"`
+	// Gone marks a container deleted from the store since its list was
+	// read, so the attachment sync neither asks OpenProject for its
+	// list nor reads the container's record to learn it is gone (a
+	// read per container touched every page of the work packages).
+	// Entries written before it existed lack it; their containers are
+	// then found gone by reading the record.
+	Gone        bool    `json:"gone,omitempty"`
 	Attachments []int64 `json:"attachments,omitempty"`
 }
 
@@ -53,6 +60,9 @@ type ContainerAttachments struct {
 	Kind        kind.Kind
 	ID          int64
 	Attachments []int64
+	// Gone reports that the container was deleted from the store since
+	// its list was last read (false where that is not recorded).
+	Gone bool
 }
 
 func (r *ReadTx) containerEntry(k kind.Kind, id int64) (containerEntry, error) {
@@ -98,7 +108,7 @@ func (r *ReadTx) DueContainers(max int, after *ContainerAttachments) ([]Containe
 		if !e.Due {
 			continue
 		}
-		out = append(out, ContainerAttachments{Kind: k, ID: id, Attachments: e.Attachments})
+		out = append(out, ContainerAttachments{Kind: k, ID: id, Attachments: e.Attachments, Gone: e.Gone})
 		if max > 0 && len(out) == max {
 			break
 		}
@@ -113,16 +123,17 @@ func (r *ReadTx) CountDueContainers() (int, error) {
 	return len(due), err
 }
 
-// markContainer marks container k/id's attachment list due.
-func (w *WriteTx) markContainer(k kind.Kind, id int64) error {
+// markContainer marks container k/id's attachment list due, and whether
+// the container is gone from the store.
+func (w *WriteTx) markContainer(k kind.Kind, id int64, gone bool) error {
 	e, err := w.containerEntry(k, id)
 	if err != nil {
 		return err
 	}
-	if e.Due {
+	if e.Due && e.Gone == gone {
 		return nil
 	}
-	e.Due = true
+	e.Due, e.Gone = true, gone
 	return w.putJSON(bucketContainers, containerKey(k, id), e)
 }
 
@@ -140,7 +151,15 @@ func (w *WriteTx) SetContainerAttachments(k kind.Kind, id int64, ids []int64) er
 	}
 	key := containerKey(k, id)
 	if len(ids) == 0 {
-		if b := w.tx.bucket(bucketOf(k)); b.get(idKey(id)) == nil {
+		// Known gone by its entry, not by a read of the container's
+		// bucket, which at 100,000 work packages touched every page
+		// of it. A container deleted before entries carried the mark
+		// keeps an empty entry, which is not due and costs some bytes.
+		e, err := w.containerEntry(k, id)
+		if err != nil {
+			return err
+		}
+		if e.Gone {
 			if err := w.tx.bucket(bucketContainers).delete(key); err != nil {
 				return fmt.Errorf("forget attachments of %s %d: %w", k, id, err)
 			}
@@ -185,5 +204,9 @@ func (w *WriteTx) MarkContainerDue(k kind.Kind, id int64) error {
 	if err := checkID(k, id); err != nil {
 		return fmt.Errorf("mark attachments: %w", err)
 	}
-	return w.markContainer(k, id)
+	e, err := w.containerEntry(k, id)
+	if err != nil {
+		return err
+	}
+	return w.markContainer(k, id, e.Gone)
 }

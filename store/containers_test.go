@@ -60,9 +60,24 @@ func testContainerAttachments(t *testing.T, s *Store) {
 		t.Fatalf("due after a change: %+v", got)
 	}
 	// A deleted one is due; once its attachments are gone it is forgotten.
+	// It says it is gone, so the attachment sync need not read it; the
+	// work package, put again, is not.
 	update(t, s, func(tx *WriteTx) error { return tx.Delete(kind.Meeting, 3) })
-	if got := dueOf(t, s); len(got) != 2 {
-		t.Fatalf("due after deleting meeting 3: %+v", got)
+	want = []ContainerAttachments{{Kind: kind.WorkPackage, ID: 7, Attachments: []int64{40}}, {Kind: kind.Meeting, ID: 3, Gone: true}}
+	if got := dueOf(t, s); !sameContainers(got, want) {
+		t.Fatalf("due after deleting meeting 3: %+v, want %+v", got, want)
+	}
+	// Deleted and put back: due, not gone.
+	update(t, s, func(tx *WriteTx) error {
+		return errors.Join(tx.Delete(kind.WorkPackage, 7), tx.PutWorkPackage(sampleWorkPackage(7)))
+	})
+	if got := dueOf(t, s); !sameContainers(got, want) {
+		t.Fatalf("due after deleting and putting back work package 7: %+v, want %+v", got, want)
+	}
+	// Marked due again for a retry, a gone container stays gone.
+	update(t, s, func(tx *WriteTx) error { return tx.MarkContainerDue(kind.Meeting, 3) })
+	if got := dueOf(t, s); !sameContainers(got, want) {
+		t.Fatalf("due after marking meeting 3 again: %+v, want %+v", got, want)
 	}
 	update(t, s, func(tx *WriteTx) error {
 		return errors.Join(tx.Delete(kind.Attachment, 40), tx.SetContainerAttachments(kind.Meeting, 3, nil), tx.SetContainerAttachments(kind.WorkPackage, 7, nil))
@@ -143,7 +158,7 @@ func sameContainers(a, b []ContainerAttachments) bool {
 	}
 	for _, c := range b {
 		got, ok := seen[string(containerKey(c.Kind, c.ID))]
-		if !ok || !reflect.DeepEqual(got.Attachments, c.Attachments) {
+		if !ok || got.Gone != c.Gone || !reflect.DeepEqual(got.Attachments, c.Attachments) {
 			return false
 		}
 	}

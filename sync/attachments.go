@@ -164,28 +164,7 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 	old := map[int64]openproject.Attachment{}
 	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
 		for i, d := range due {
-			c := container{ContainerAttachments: d}
-			switch d.Kind {
-			case kind.WorkPackage:
-				wp, found, err := tx.WorkPackage(d.ID)
-				c.gone, c.project, c.title = !found, wp.Project, wp.Subject
-				if err != nil {
-					return err
-				}
-			case kind.WikiPage:
-				p, found, err := tx.WikiPage(d.ID)
-				c.gone, c.project, c.title = !found, p.Project, p.Title
-				if err != nil {
-					return err
-				}
-			case kind.Meeting:
-				m, found, err := tx.Meeting(d.ID)
-				c.gone, c.project, c.title = !found, m.Project, m.Title
-				if err != nil {
-					return err
-				}
-			}
-			cs[i] = c
+			cs[i] = container{ContainerAttachments: d, gone: d.Gone}
 			for _, id := range d.Attachments {
 				a, found, err := tx.Attachment(id)
 				if err != nil {
@@ -198,11 +177,23 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 		}
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("read containers: %w", err)
+		return nil, fmt.Errorf("read attachments: %w", err)
 	}
 
-	// The lists of the containers still stored.
-	var live []int
+	// Every due container's list, before its record is read: most
+	// containers hold no file and had none, and need nothing from the
+	// store. Reading each one first touched every page of the work
+	// packages in the store's memory map, a hundred megabytes of the
+	// process's memory at 100,000 work packages, for the few that have
+	// files. A 404 is an answer here, not a failure: the container was
+	// deleted or hidden since its own kind's pass, which will tell; its
+	// list stays due meanwhile, unless the store no longer holds it.
+	// Only other failures count towards an outage.
+	type list struct {
+		items    []openproject.Attachment
+		notFound error
+	}
+	var live []int // the containers not known to be gone
 	for i, c := range cs {
 		if !c.gone {
 			live = append(live, i)
@@ -212,14 +203,7 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 	for j := range live {
 		ids[j] = int64(j) // fetchEach's ids are only names here
 	}
-	// A 404 is an answer here, not a failure: the container was deleted
-	// or hidden since its own kind's pass, which will tell; its list
-	// stays due meanwhile. Only other failures count towards an outage.
-	type list struct {
-		items    []openproject.Attachment
-		notFound error
-	}
-	lists, failed, err := fetchEach(ctx, w.lim, "attachments of", ids, func(ctx context.Context, j int64) (list, error) {
+	got, gotFailed, err := fetchEach(ctx, w.lim, "attachments of", ids, func(ctx context.Context, j int64) (list, error) {
 		c := cs[live[j]]
 		var l list
 		var err error
@@ -239,15 +223,59 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 	if err != nil {
 		return nil, fmt.Errorf("list attachments: %w", err)
 	}
+	lists := make([]list, len(cs))
+	failed := make([]error, len(cs))
+	for j, i := range live {
+		lists[i], failed[i] = got[j], gotFailed[j]
+	}
+
+	// The containers whose record matters: those with files now or
+	// before (their project, their title, whether they are gone), and
+	// those OpenProject no longer shows (gone from the store too, or
+	// only hidden from this pass).
+	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
+		for i := range cs {
+			c := &cs[i]
+			if c.gone || failed[i] != nil || len(lists[i].items) == 0 && len(c.Attachments) == 0 && lists[i].notFound == nil {
+				continue
+			}
+			var found bool
+			var err error
+			switch c.Kind {
+			case kind.WorkPackage:
+				var wp openproject.WorkPackage
+				wp, found, err = tx.WorkPackage(c.ID)
+				c.project, c.title = wp.Project, wp.Subject
+			case kind.WikiPage:
+				var p openproject.WikiPage
+				p, found, err = tx.WikiPage(c.ID)
+				c.project, c.title = p.Project, p.Title
+			case kind.Meeting:
+				var m openproject.Meeting
+				m, found, err = tx.Meeting(c.ID)
+				c.project, c.title = m.Project, m.Title
+			}
+			if err != nil {
+				return err
+			}
+			c.gone = !found
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read containers: %w", err)
+	}
 	listed := make([][]openproject.Attachment, len(cs))
 	listOK := make([]bool, len(cs))
-	for j, i := range live {
-		if why := cmp.Or(failed[j], lists[j].notFound); why != nil {
+	for i := range cs {
+		if cs[i].gone {
+			continue // its files go with it, whatever the list said
+		}
+		if why := cmp.Or(failed[i], lists[i].notFound); why != nil {
 			w.log.Warn("attachment list left for the next sync", "container", cs[i].Kind, "id", cs[i].ID, "error", why)
 			continue
 		}
-		listed[i], listOK[i] = lists[j].items, true
-		kr.Fetched += len(lists[j].items)
+		listed[i], listOK[i] = lists[i].items, true
+		kr.Fetched += len(lists[i].items)
 	}
 
 	// What to download: new files and files whose digest moved.

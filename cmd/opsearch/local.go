@@ -38,6 +38,7 @@ func runSync(ctx context.Context, e env, args []string) error {
 	if err := conn.finish(e, true); err != nil {
 		return err
 	}
+	e.limitSyncHeap()
 	client, err := newClient(conn, e)
 	if err != nil {
 		return err

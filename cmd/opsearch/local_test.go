@@ -10,6 +10,7 @@ import (
 	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/sync"
 )
 
 // TestCommands_SyncSearchStatus runs sync, search and status as a user
@@ -165,5 +166,41 @@ func TestCommands_SyncJSONReportsFailure(t *testing.T) {
 	}
 	if code != 1 || rep.Kinds["meeting"].Error == "" || rep.Kinds["work_package"].Fetched == 0 {
 		t.Errorf("exit %d, report %+v; want exit 1, the meetings failure and the work packages fetched", code, rep)
+	}
+}
+
+// TestSyncHeapLimit checks which commands set the soft memory limit a
+// sync keeps its heap under: sync and stdio serve do, unless GOMEMLIMIT
+// is set; commands that run no sync and the many-user HTTP server do
+// not.
+func TestSyncHeapLimit(t *testing.T) {
+	d := opgen.Generate(opgen.GenOptions{Seed: 21, WorkPackages: 20, WikiPages: 2, Meetings: 2})
+	_, url := optesting.Start(t, d, optest.Options{})
+	t.Setenv("OPENPROJECT_BASE_URL", url)
+	t.Setenv("OPENPROJECT_API_KEY", optest.AliceKey)
+	t.Setenv("OPSEARCH_DATA_DIR", t.TempDir())
+	tests := []struct {
+		name     string
+		args     []string
+		memlimit string
+		want     int64 // 0: none set
+	}{
+		{"sync", []string{"sync"}, "", sync.HeapLimit},
+		{"sync with GOMEMLIMIT", []string{"sync"}, "1GiB", 0},
+		{"search", []string{"search", "anything"}, "", 0},
+		{"status", []string{"status"}, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GOMEMLIMIT", tt.memlimit)
+			var got int64
+			var out, errb bytes.Buffer
+			if code := runEnv(t.Context(), tt.args, &out, &errb, func(n int64) int64 { got = n; return 0 }); code != 0 {
+				t.Fatalf("opsearch %v: exit %d: %s", tt.args, code, errb.String())
+			}
+			if got != tt.want {
+				t.Errorf("opsearch %v set a memory limit of %d, want %d", tt.args, got, tt.want)
+			}
+		})
 	}
 }

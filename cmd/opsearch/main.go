@@ -16,17 +16,21 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"syscall"
 
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/sync"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(profiled(os.Getenv("OPSEARCH_CPU_PROFILE"), func() int { return run(ctx, os.Args[1:], os.Stdout, os.Stderr) }))
+	os.Exit(profiled(os.Getenv("OPSEARCH_CPU_PROFILE"), func() int {
+		return runEnv(ctx, os.Args[1:], os.Stdout, os.Stderr, debug.SetMemoryLimit)
+	}))
 }
 
 // profiled runs f, writing a CPU profile of the whole process to path
@@ -57,6 +61,17 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	logger         *slog.Logger
+	// limitHeap sets the process's soft memory limit; nil (in tests,
+	// which run commands inside the test process) sets none.
+	limitHeap func(limit int64) int64
+}
+
+// limitSyncHeap applies sync.HeapLimit for a command that runs one
+// user's syncs, unless GOMEMLIMIT already says what the operator wants.
+func (e env) limitSyncHeap() {
+	if e.limitHeap != nil && strings.TrimSpace(e.getenv("GOMEMLIMIT")) == "" {
+		e.limitHeap(sync.HeapLimit)
+	}
 }
 
 type command struct {
@@ -113,9 +128,16 @@ func commandUsage(w io.Writer, fs *flag.FlagSet) {
 // stderr and an exit code. No arguments at all means serve: MCP clients
 // are often configured with the bare command.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runEnv(ctx, args, stdout, stderr, nil)
+}
+
+// runEnv is run for the process itself, which may set its memory limit
+// (limitHeap: runtime/debug.SetMemoryLimit).
+func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, limitHeap func(int64) int64) int {
 	e := env{
 		stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv,
-		logger: newLogger(stderr, os.Getenv("OPSEARCH_LOG_LEVEL"), os.Getenv("OPSEARCH_LOG_FORMAT")),
+		logger:    newLogger(stderr, os.Getenv("OPSEARCH_LOG_LEVEL"), os.Getenv("OPSEARCH_LOG_FORMAT")),
+		limitHeap: limitHeap,
 	}
 	if len(args) == 0 {
 		args = []string{"serve"}

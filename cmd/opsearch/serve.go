@@ -66,6 +66,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	if hf.addr != "" {
 		return runServeHTTP(ctx, e, httpServe{conn: conn, flags: hf, spec: *spec, logQueries: *logQueries, audit: auditOpts})
 	}
+	e.limitSyncHeap()
 	client, err := newClient(conn, e)
 	if err != nil {
 		return err
