@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/opsearch/opsearch/kind"
+	"github.com/opsearch/opsearch/openproject"
 )
 
 // bucketContainers holds, per container (a work package, wiki page or
@@ -50,8 +51,32 @@ type containerEntry struct {
 	// read per container touched every page of the work packages).
 	// Entries written before it existed lack it; their containers are
 	// then found gone by reading the record.
-	Gone        bool    `json:"gone,omitempty"`
-	Attachments []int64 `json:"attachments,omitempty"`
+	Gone bool `json:"gone,omitempty"`
+	// Project is the container's, as last put, which its attachments'
+	// documents carry: kept here, the attachment sync need not read the
+	// container (its title comes with each attachment). Entries written
+	// before it existed lack it; the container is then read.
+	Project     openproject.Ref `json:"project,omitzero"`
+	Attachments []int64         `json:"attachments,omitempty"`
+}
+
+// containerMark is what a put or a delete tells a container's entry.
+type containerMark struct {
+	gone    bool
+	project openproject.Ref
+}
+
+// containerOf is the mark of putting v, a container.
+func containerOf(v any) containerMark {
+	switch c := v.(type) {
+	case openproject.WorkPackage:
+		return containerMark{project: c.Project}
+	case openproject.WikiPage:
+		return containerMark{project: c.Project}
+	case openproject.Meeting:
+		return containerMark{project: c.Project}
+	}
+	return containerMark{}
 }
 
 // ContainerAttachments is a container and the ids of its stored
@@ -63,6 +88,9 @@ type ContainerAttachments struct {
 	// Gone reports that the container was deleted from the store since
 	// its list was last read (false where that is not recorded).
 	Gone bool
+	// Project is the container's as last put (zero where that is not
+	// recorded).
+	Project openproject.Ref
 }
 
 func (r *ReadTx) containerEntry(k kind.Kind, id int64) (containerEntry, error) {
@@ -108,7 +136,7 @@ func (r *ReadTx) DueContainers(max int, after *ContainerAttachments) ([]Containe
 		if !e.Due {
 			continue
 		}
-		out = append(out, ContainerAttachments{Kind: k, ID: id, Attachments: e.Attachments, Gone: e.Gone})
+		out = append(out, ContainerAttachments{Kind: k, ID: id, Attachments: e.Attachments, Gone: e.Gone, Project: e.Project})
 		if max > 0 && len(out) == max {
 			break
 		}
@@ -123,18 +151,23 @@ func (r *ReadTx) CountDueContainers() (int, error) {
 	return len(due), err
 }
 
-// markContainer marks container k/id's attachment list due, and whether
-// the container is gone from the store.
-func (w *WriteTx) markContainer(k kind.Kind, id int64, gone bool) error {
+// markContainer marks container k/id's attachment list due, and records
+// what m says of the container: gone from the store, or put with its
+// project and title.
+func (w *WriteTx) markContainer(k kind.Kind, id int64, m containerMark) error {
 	e, err := w.containerEntry(k, id)
 	if err != nil {
 		return err
 	}
-	if e.Due && e.Gone == gone {
+	next := e
+	next.Due, next.Gone = true, m.gone
+	if !m.gone {
+		next.Project = m.project
+	}
+	if next.Due == e.Due && next.Gone == e.Gone && next.Project == e.Project {
 		return nil
 	}
-	e.Due, e.Gone = true, gone
-	return w.putJSON(bucketContainers, containerKey(k, id), e)
+	return w.putEntry(k, id, next)
 }
 
 // SetContainerAttachments records the ids of container k/id's stored
@@ -150,25 +183,31 @@ func (w *WriteTx) SetContainerAttachments(k kind.Kind, id int64, ids []int64) er
 		return fmt.Errorf("set attachments: %w", err)
 	}
 	key := containerKey(k, id)
-	if len(ids) == 0 {
+	e, err := w.containerEntry(k, id)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 && e.Gone {
 		// Known gone by its entry, not by a read of the container's
 		// bucket, which at 100,000 work packages touched every page
 		// of it. A container deleted before entries carried the mark
 		// keeps an empty entry, which is not due and costs some bytes.
-		e, err := w.containerEntry(k, id)
-		if err != nil {
-			return err
+		if err := w.tx.bucket(bucketContainers).delete(key); err != nil {
+			return fmt.Errorf("forget attachments of %s %d: %w", k, id, err)
 		}
-		if e.Gone {
-			if err := w.tx.bucket(bucketContainers).delete(key); err != nil {
-				return fmt.Errorf("forget attachments of %s %d: %w", k, id, err)
-			}
-			return nil
-		}
+		return nil
 	}
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
-	return w.putJSON(bucketContainers, key, containerEntry{Attachments: slices.Compact(ids)})
+	return w.putEntry(k, id, containerEntry{Project: e.Project, Attachments: slices.Compact(ids)})
+}
+
+// putEntry writes container k/id's entry. Entries are written mostly in
+// key order (a crawl puts containers by ascending id), so pages are
+// split full, as the entities' are.
+func (w *WriteTx) putEntry(k kind.Kind, id int64, e containerEntry) error {
+	w.tx.bucket(bucketContainers).denseFill()
+	return w.putJSON(bucketContainers, containerKey(k, id), e)
 }
 
 // migrate3to4 marks every stored container due, so the first sync after
@@ -208,5 +247,5 @@ func (w *WriteTx) MarkContainerDue(k kind.Kind, id int64) error {
 	if err != nil {
 		return err
 	}
-	return w.markContainer(k, id, e.Gone)
+	return w.markContainer(k, id, containerMark{gone: e.Gone, project: e.Project})
 }

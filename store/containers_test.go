@@ -40,6 +40,17 @@ func testContainerAttachments(t *testing.T, s *Store) {
 	if got := dueOf(t, s); !sameContainers(got, want) {
 		t.Fatalf("due after puts: %+v, want %+v", got, want)
 	}
+	// Each entry carries its container's project, which its attachments'
+	// documents need, so the attachment sync does not read containers.
+	for _, c := range dueOf(t, s) {
+		wantProject := sampleWorkPackage(7).Project
+		if c.Kind == kind.Meeting {
+			wantProject = sampleMeeting(3).Project
+		}
+		if c.Project != wantProject || c.Project.IsZero() {
+			t.Errorf("%s %d: project %+v, want %+v", c.Kind, c.ID, c.Project, wantProject)
+		}
+	}
 	a := openproject.Attachment{ID: 40, FileName: "notes.txt", Container: openproject.Ref{ID: 7, Href: "/api/v3/work_packages/7"}, Text: "the cormorant"}
 	update(t, s, func(tx *WriteTx) error {
 		return errors.Join(tx.PutAttachment(a), tx.SetContainerAttachments(kind.WorkPackage, 7, []int64{40}),

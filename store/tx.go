@@ -253,7 +253,7 @@ func (w *WriteTx) put(k kind.Kind, id int64, v any) error {
 		// A changed container may have changed attachments: an upload
 		// moves the container's updatedAt, and a wiki page embeds its
 		// list.
-		if err := w.markContainer(k, id, false); err != nil {
+		if err := w.markContainer(k, id, containerOf(v)); err != nil {
 			return err
 		}
 	}
@@ -275,7 +275,7 @@ func (w *WriteTx) Delete(k kind.Kind, id int64) error {
 	}
 	if k.Container() {
 		// Its attachments go with it, in the next attachment sync.
-		if err := w.markContainer(k, id, true); err != nil {
+		if err := w.markContainer(k, id, containerMark{gone: true}); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,7 +165,7 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 	old := map[int64]openproject.Attachment{}
 	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
 		for i, d := range due {
-			cs[i] = container{ContainerAttachments: d, gone: d.Gone}
+			cs[i] = container{ContainerAttachments: d, gone: d.Gone, project: d.Project}
 			for _, id := range d.Attachments {
 				a, found, err := tx.Attachment(id)
 				if err != nil {
@@ -229,14 +230,17 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 		lists[i], failed[i] = got[j], gotFailed[j]
 	}
 
-	// The containers whose record matters: those with files now or
-	// before (their project, their title, whether they are gone), and
-	// those OpenProject no longer shows (gone from the store too, or
-	// only hidden from this pass).
+	// The containers whose record is read: those OpenProject no longer
+	// shows (gone from the store too, or only hidden from this pass),
+	// and those with files now or before whose entry does not carry
+	// their project (written before entries did) or one of whose files
+	// came without its container's title.
 	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
 		for i := range cs {
 			c := &cs[i]
-			if c.gone || failed[i] != nil || len(lists[i].items) == 0 && len(c.Attachments) == 0 && lists[i].notFound == nil {
+			files := len(lists[i].items) > 0 || len(c.Attachments) > 0
+			untitled := slices.ContainsFunc(lists[i].items, func(a openproject.Attachment) bool { return a.Container.Title == "" })
+			if c.gone || failed[i] != nil || lists[i].notFound == nil && (!files || !c.Project.IsZero() && !untitled) {
 				continue
 			}
 			var found bool
