@@ -153,7 +153,7 @@ func (r *ReadTx) CountDueContainers() (int, error) {
 
 // markContainer marks container k/id's attachment list due, and records
 // what m says of the container: gone from the store, or put with its
-// project and title.
+// project.
 func (w *WriteTx) markContainer(k kind.Kind, id int64, m containerMark) error {
 	e, err := w.containerEntry(k, id)
 	if err != nil {
@@ -243,9 +243,11 @@ func (w *WriteTx) MarkContainerDue(k kind.Kind, id int64) error {
 	if err := checkID(k, id); err != nil {
 		return fmt.Errorf("mark attachments: %w", err)
 	}
+	// Only the mark changes: what the last put or delete recorded stays.
 	e, err := w.containerEntry(k, id)
-	if err != nil {
+	if err != nil || e.Due {
 		return err
 	}
-	return w.markContainer(k, id, containerMark{gone: e.Gone, project: e.Project})
+	e.Due = true
+	return w.putEntry(k, id, e)
 }
