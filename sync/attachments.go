@@ -88,12 +88,13 @@ func (w *Worker) syncAttachments(ctx context.Context, r *run, st *store.SyncStat
 	files := semaphore.NewWeighted(o.InFlight)
 	var after *store.ContainerAttachments
 	done, left := 0, 0
-	// A batch is committed in the background while the next one's lists
-	// are read, as the work package pass commits its pages: done in turn,
-	// the requests stood idle during every commit. At most one commit
-	// runs, so memory holds two batches. The next batch is read from the
-	// store past the last one's containers, which its commit does not
-	// touch.
+	// Three batches are under way at once: one is committed in the
+	// background, as the work package pass commits its pages, while the
+	// next one's files download and the one after that has its lists
+	// read. Done in turn, the requests stood idle during every commit and
+	// at the end of every step, while its last few answers came in. Each
+	// batch is read from the store past the last one's containers, which
+	// the batches before it do not touch.
 	var (
 		committing background
 		tally      attachmentTally
@@ -108,24 +109,55 @@ func (w *Worker) syncAttachments(ctx context.Context, r *run, st *store.SyncStat
 		return err
 	}
 	defer func() { _ = committing.wait() }()
-	for {
+	readDue := func() ([]store.ContainerAttachments, error) {
 		var due []store.ContainerAttachments
-		if err := w.st.View(ctx, func(tx *store.ReadTx) error {
+		err := w.st.View(ctx, func(tx *store.ReadTx) error {
 			var err error
 			due, err = tx.DueContainers(attachmentBatch, after)
 			return err
-		}); err != nil {
-			return fmt.Errorf("read due attachment lists: %w", err)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read due attachment lists: %w", err)
 		}
-		if len(due) == 0 {
-			break
+		if len(due) > 0 {
+			after = &due[len(due)-1]
 		}
-		after = &due[len(due)-1]
-		commit, err := w.attachmentBatch(ctx, api, o, files, due, kr)
-		if werr := finish(); werr != nil {
-			return werr
+		return due, nil
+	}
+	due, err := readDue()
+	if err != nil {
+		return err
+	}
+	var b *attBatch
+	if len(due) > 0 {
+		if b, err = w.listAttachments(ctx, api, due); err != nil {
+			return err
+		}
+		kr.Fetched += b.fetched
+	}
+	for b != nil {
+		if due, err = readDue(); err != nil {
+			return err
+		}
+		var (
+			next    *attBatch
+			listing background
+		)
+		lctx, cancel := context.WithCancel(ctx)
+		if len(due) > 0 {
+			listing.start(func() error {
+				var err error
+				next, err = w.listAttachments(lctx, api, due)
+				return err
+			})
+		}
+		commit, err := w.fetchFiles(ctx, api, o, files, b)
+		if werr := finish(); err == nil {
+			err = werr
 		}
 		if err != nil {
+			cancel()
+			_ = listing.wait()
 			return err
 		}
 		committing.start(func() error {
@@ -133,8 +165,16 @@ func (w *Worker) syncAttachments(ctx context.Context, r *run, st *store.SyncStat
 			tally, err = commit()
 			return err
 		})
-		done += len(due)
+		done += len(b.cs)
 		w.progress(kind.Attachment, done, total)
+		err = listing.wait()
+		cancel()
+		if err != nil {
+			return err
+		}
+		if b = next; b != nil {
+			kr.Fetched += b.fetched
+		}
 	}
 	if err := finish(); err != nil {
 		return err
@@ -157,10 +197,22 @@ type container struct {
 	title   string
 }
 
-// attachmentBatch reads one batch of due containers' lists and their new
-// files, and returns the commit that brings them up to date in the store
-// and the index, which reports what it changed.
-func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptions, files *semaphore.Weighted, due []store.ContainerAttachments, kr *KindReport) (commit func() (attachmentTally, error), err error) {
+// attBatch is a batch of due containers between its two steps: its lists
+// read (listAttachments), its new files not yet downloaded (fetchFiles).
+type attBatch struct {
+	cs []container
+	// old holds the stored attachments the containers listed before.
+	old map[int64]openproject.Attachment
+	// listed is each container's list, where listOK says it was read.
+	listed [][]openproject.Attachment
+	listOK []bool
+	// fetched counts the files listed, for the kind's report.
+	fetched int
+}
+
+// listAttachments reads one batch of due containers' lists, and the
+// records of the containers that need one.
+func (w *Worker) listAttachments(ctx context.Context, api API, due []store.ContainerAttachments) (*attBatch, error) {
 	cs := make([]container, len(due))
 	old := map[int64]openproject.Attachment{}
 	if err := w.st.View(ctx, func(tx *store.ReadTx) error {
@@ -268,8 +320,8 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 	}); err != nil {
 		return nil, fmt.Errorf("read containers: %w", err)
 	}
-	listed := make([][]openproject.Attachment, len(cs))
-	listOK := make([]bool, len(cs))
+	b := &attBatch{cs: cs, old: old, listed: make([][]openproject.Attachment, len(cs)), listOK: make([]bool, len(cs))}
+	listed, listOK := b.listed, b.listOK
 	for i := range cs {
 		if cs[i].gone {
 			continue // its files go with it, whatever the list said
@@ -279,9 +331,22 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 			continue
 		}
 		listed[i], listOK[i] = lists[i].items, true
-		kr.Fetched += len(lists[i].items)
+		b.fetched += len(lists[i].items)
 	}
+	for i, as := range listed {
+		for n := range as {
+			as[n].Project = cs[i].project
+			as[n].Container.Title = cmp.Or(as[n].Container.Title, cs[i].title)
+		}
+	}
+	return b, nil
+}
 
+// fetchFiles downloads the new files of b, a batch whose lists were read,
+// and returns the commit that brings the batch up to date in the store
+// and the index, which reports what it changed.
+func (w *Worker) fetchFiles(ctx context.Context, api API, o AttachmentOptions, files *semaphore.Weighted, b *attBatch) (commit func() (attachmentTally, error), err error) {
+	cs, old, listed, listOK := b.cs, b.old, b.listed, b.listOK
 	// What to download: new files and files whose digest moved.
 	type job struct {
 		c, n int // container index, attachment index in its list
@@ -290,8 +355,6 @@ func (w *Worker) attachmentBatch(ctx context.Context, api API, o AttachmentOptio
 	for i, as := range listed {
 		for n := range as {
 			a := &as[n]
-			a.Project = cs[i].project
-			a.Container.Title = cmp.Or(a.Container.Title, cs[i].title)
 			prev, found := old[a.ID]
 			if found && prev.Digest == a.Digest && !strings.HasPrefix(prev.Skipped, skippedDownload) {
 				a.Text, a.TextFormat, a.TextTruncated, a.Skipped = prev.Text, prev.TextFormat, prev.TextTruncated, prev.Skipped

@@ -231,3 +231,49 @@ func TestAttachmentsOff(t *testing.T) {
 		t.Errorf("state %+v", st)
 	}
 }
+
+// TestAttachmentsAcrossBatches: with more due containers than three
+// batches hold, the lists of one batch are read while the files of the
+// one before download; every container's list is still read exactly
+// once, every file downloaded once, and every file alice may see stored
+// and found.
+func TestAttachmentsAcrossBatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
+	e := newE2E(t, opgen.Generate(opgen.GenOptions{Seed: 11, WorkPackages: 2100}), optest.Options{}, Options{})
+	vis := visible(e.srv.Dataset(), optest.AliceKey)
+	containers := len(vis[kind.WorkPackage]) + len(vis[kind.WikiPage]) + len(vis[kind.Meeting])
+	if containers <= 3*attachmentBatch {
+		t.Fatalf("test data: alice sees %d containers, want more than %d", containers, 3*attachmentBatch)
+	}
+	u := e.open(t, nil)
+	rep := syncUser(t, u)
+	if kr := rep.Kinds[kind.Attachment]; kr.Err != nil || kr.Retry != 0 || kr.Fetched != len(vis[kind.Attachment]) {
+		t.Errorf("attachment pass: %+v, want %d files fetched", kr, len(vis[kind.Attachment]))
+	}
+	reqs := e.srv.Requests()
+	if n := attachmentLists(reqs); n != containers {
+		t.Errorf("%d attachment lists read, want one for each of the %d containers", n, containers)
+	}
+	for r, n := range reqs {
+		if strings.HasSuffix(r, "/content") && n != 1 {
+			t.Errorf("%s: %d requests, want 1", r, n)
+		}
+	}
+	checkVisibleE2E(t, e, u)
+	for _, id := range vis[kind.Attachment] {
+		a, found, err := u.Store.Attachment(id)
+		if err != nil || !found {
+			t.Fatalf("attachment %d: found %v, %v", id, found, err)
+		}
+		if a.Container.Title == "" || a.Project.ID == 0 {
+			t.Errorf("attachment %d: container %+v, project %+v", id, a.Container, a.Project)
+		}
+		if opgen.AttachmentKind(optest.Attachment{Attachment: a}).Extractable() {
+			if ids := find(t, u.Index, opgen.AttachmentPhrase(id)); !slices.Contains(ids, indexer.DocID(kind.Attachment, id)) {
+				t.Errorf("attachment %d: its phrase found %v", id, ids)
+			}
+		}
+	}
+}
