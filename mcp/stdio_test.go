@@ -32,19 +32,57 @@ import (
 // the fake OpenProject behind it. Every byte the process writes to stdout
 // is recorded and must be a JSON-RPC message; logs go to stderr.
 
-// buildOpsearch builds the command into a temp dir (the build cache makes
-// repeated builds a link step).
+// buildOpsearch returns the opsearch command built for this test process
+// (opsearchBinary).
 func buildOpsearch(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "opsearch")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/opsearch/opsearch/cmd/opsearch")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := opsearchBinary.get()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
+}
+
+// binary is the opsearch command, built on first use into a directory of
+// its own that TestMain removes. Built once per test process: the build
+// cache makes a build a link step, but that is still seconds, and fifteen
+// tests and benchmarks each built their own.
+type binary struct {
+	once      gosync.Once
+	dir, path string
+	err       error
+}
+
+// opsearchBinary is the binary of this package's tests.
+var opsearchBinary binary
+
+func (b *binary) get() (string, error) {
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "opsearch-mcp-test-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "opsearch")
+		if out, err := exec.Command("go", "build", "-o", b.path, "github.com/opsearch/opsearch/cmd/opsearch").CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	return b.path, b.err
+}
+
+// remove deletes the binary's directory; the tests have ended.
+func (b *binary) remove() {
+	if b.dir != "" {
+		_ = os.RemoveAll(b.dir)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	opsearchBinary.remove()
+	os.Exit(code)
 }
 
 // lockedBuffer is an io.Writer safe to read while a process writes it.
