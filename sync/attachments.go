@@ -170,6 +170,10 @@ func (w *Worker) syncAttachments(ctx context.Context, r *run, st *store.SyncStat
 		err = listing.wait()
 		cancel()
 		if err != nil {
+			// The batch before is committed: its figures count.
+			if werr := finish(); werr != nil {
+				return werr
+			}
 			return err
 		}
 		if b = next; b != nil {
