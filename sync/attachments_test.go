@@ -2,8 +2,10 @@ package sync
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/opsearch/opsearch/indexer"
@@ -276,4 +278,69 @@ func TestAttachmentsAcrossBatches(t *testing.T) {
 			}
 		}
 	}
+}
+
+// outageAfterLists sets srv's faults to fail every work package
+// request once n attachment lists have gone through it: the work
+// package pass is over by then, so the outage hits the attachment pass
+// in the middle.
+type outageAfterLists struct {
+	base http.RoundTripper
+	srv  *optest.Server
+	n    int64
+	seen atomic.Int64
+}
+
+func (o *outageAfterLists) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(r.URL.Path, "/attachments") && o.seen.Add(1) == o.n {
+		o.srv.SetFaults(optest.Faults{PathPrefix: "/api/v3/work_packages/", ErrorRate: 1, ErrorStatuses: []int{503}})
+	}
+	return o.base.RoundTrip(r)
+}
+
+// TestAttachmentsOutageMidPass: when OpenProject stops answering during
+// the attachment pass, after a batch's lists were read and while the
+// next one's are, the pass fails, what was read before stays stored,
+// the report counts exactly what was stored, and the next sync reads
+// only the lists still due and completes.
+func TestAttachmentsOutageMidPass(t *testing.T) {
+	if testing.Short() {
+		t.Skip(skipShort)
+	}
+	e := newE2E(t, opgen.Generate(opgen.GenOptions{Seed: 11, WorkPackages: 2100}), optest.Options{}, Options{})
+	vis := visible(e.srv.Dataset(), optest.AliceKey)
+	containers := len(vis[kind.WorkPackage]) + len(vis[kind.WikiPage]) + len(vis[kind.Meeting])
+	if containers <= 3*attachmentBatch {
+		t.Fatalf("test data: alice sees %d containers, want more than %d", containers, 3*attachmentBatch)
+	}
+	// 600 lists: the first batch and part of the second are read, the
+	// rest of the second fails item by item, the third as a whole.
+	o := &outageAfterLists{srv: e.srv, n: attachmentBatch + 100}
+	u := e.open(t, func(rt http.RoundTripper) http.RoundTripper { o.base = rt; return o })
+	rep, err := u.Worker.Sync(t.Context())
+	kr := rep.Kinds[kind.Attachment]
+	if err == nil || kr == nil || kr.Err == nil {
+		t.Fatalf("sync during an outage: %v, attachment pass %+v; want it failed", err, kr)
+	}
+	stored := storedIDs(t, u.Store, kind.Attachment)
+	if len(stored) == 0 || len(stored) >= len(vis[kind.Attachment]) {
+		t.Fatalf("%d of %d files stored before the outage; want some", len(stored), len(vis[kind.Attachment]))
+	}
+	if kr.Updated != len(stored) {
+		t.Errorf("the report counts %d files updated, the store holds %d", kr.Updated, len(stored))
+	}
+	if st := syncState(t, u, kind.Attachment); st.Complete {
+		t.Error("attachment pass complete after an outage")
+	}
+
+	e.srv.SetFaults(optest.Faults{})
+	e.srv.ResetRequests()
+	syncUser(t, u)
+	if n := attachmentLists(e.srv.Requests()); n == 0 || n > containers-attachmentBatch {
+		t.Errorf("after the outage: %d lists read again; want those left due, at most %d", n, containers-attachmentBatch)
+	}
+	if st := syncState(t, u, kind.Attachment); !st.Complete {
+		t.Errorf("attachment state after the outage: %+v", st)
+	}
+	checkVisibleE2E(t, e, u)
 }
