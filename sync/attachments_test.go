@@ -234,6 +234,20 @@ func TestAttachmentsOff(t *testing.T) {
 	}
 }
 
+// manyContainers is a fake whose data gives alice more attachment
+// containers than three batches hold, what she sees of it, and the
+// number of her containers.
+func manyContainers(t *testing.T) (*e2e, map[kind.Kind][]int64, int) {
+	t.Helper()
+	e := newE2E(t, opgen.Generate(opgen.GenOptions{Seed: 11, WorkPackages: 2100}), optest.Options{}, Options{})
+	vis := visible(e.srv.Dataset(), optest.AliceKey)
+	containers := len(vis[kind.WorkPackage]) + len(vis[kind.WikiPage]) + len(vis[kind.Meeting])
+	if containers <= 3*attachmentBatch {
+		t.Fatalf("test data: alice sees %d containers, want more than %d", containers, 3*attachmentBatch)
+	}
+	return e, vis, containers
+}
+
 // TestAttachmentsAcrossBatches: with more due containers than three
 // batches hold, the lists of one batch are read while the files of the
 // one before download; every container's list is still read exactly
@@ -243,12 +257,7 @@ func TestAttachmentsAcrossBatches(t *testing.T) {
 	if testing.Short() {
 		t.Skip(skipShort)
 	}
-	e := newE2E(t, opgen.Generate(opgen.GenOptions{Seed: 11, WorkPackages: 2100}), optest.Options{}, Options{})
-	vis := visible(e.srv.Dataset(), optest.AliceKey)
-	containers := len(vis[kind.WorkPackage]) + len(vis[kind.WikiPage]) + len(vis[kind.Meeting])
-	if containers <= 3*attachmentBatch {
-		t.Fatalf("test data: alice sees %d containers, want more than %d", containers, 3*attachmentBatch)
-	}
+	e, vis, containers := manyContainers(t)
 	u := e.open(t, nil)
 	rep := syncUser(t, u)
 	if kr := rep.Kinds[kind.Attachment]; kr.Err != nil || kr.Retry != 0 || kr.Fetched != len(vis[kind.Attachment]) {
@@ -307,12 +316,7 @@ func TestAttachmentsOutageMidPass(t *testing.T) {
 	if testing.Short() {
 		t.Skip(skipShort)
 	}
-	e := newE2E(t, opgen.Generate(opgen.GenOptions{Seed: 11, WorkPackages: 2100}), optest.Options{}, Options{})
-	vis := visible(e.srv.Dataset(), optest.AliceKey)
-	containers := len(vis[kind.WorkPackage]) + len(vis[kind.WikiPage]) + len(vis[kind.Meeting])
-	if containers <= 3*attachmentBatch {
-		t.Fatalf("test data: alice sees %d containers, want more than %d", containers, 3*attachmentBatch)
-	}
+	e, vis, containers := manyContainers(t)
 	// 600 lists: the first batch and part of the second are read, the
 	// rest of the second fails item by item, the third as a whole.
 	o := &outageAfterLists{srv: e.srv, n: attachmentBatch + 100}
