@@ -159,20 +159,28 @@ func rankWorkers(n int) int {
 // tokenizer's buffers and, for the cross-field score, each query token's
 // best score over a record's fields.
 func (k *ranker) scoreAll(records []Record, lo, hi int) []Result {
-	var t tokenizer
+	t := scratchTokenizers.Get().(*tokenizer)
+	defer scratchTokenizers.Put(t)
 	var bests []float64
 	if k.crossWeight > 0 && len(k.qs) > 1 {
 		bests = make([]float64, len(k.qs))
 	}
 	var results []Result
 	for ri := lo; ri < hi; ri++ {
-		if res, ok := k.score(&t, bests, records[ri]); ok {
+		if res, ok := k.score(t, bests, records[ri]); ok {
 			res.Index = ri
 			results = append(results, res)
 		}
 	}
 	return results
 }
+
+// scratchTokenizers keeps the rankers' scratch tokenizers between
+// queries. A tokenizer sizes its buffers for the longest text it met (a
+// long description: tens of kilobytes), and a new one per query and
+// worker made them about 100 KB of each query's garbage. A pool holds no
+// state anyone can observe: whoever takes a tokenizer resets it.
+var scratchTokenizers = gosync.Pool{New: func() any { return new(tokenizer) }}
 
 // inInputOrder is Rank's answer to a blank query: every record, up to
 // limit when it is positive, in input order, with score 0 and no matches.

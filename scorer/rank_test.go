@@ -303,3 +303,38 @@ func TestRankParallelSameAsOnePass(t *testing.T) {
 		}
 	}
 }
+
+// TestRankFieldScoresAsAlone: the ranker's tokenizers are reused from
+// one field value to the next and from query to query (a pool); every
+// match it reports scores as that value does scored alone, with a
+// tokenizer of its own.
+func TestRankFieldScoresAsAlone(t *testing.T) {
+	records := benchRecords(61)
+	for i := range records {
+		// Capitals and accents: tokens rewritten into the arena.
+		for j, f := range records[i].Fields {
+			for k, v := range f.Values {
+				if k%2 == 0 {
+					records[i].Fields[j].Values[k] = strings.ToUpper(v[:len(v)/2]) + v[len(v)/2:] + " Müller Überblick"
+				}
+			}
+		}
+	}
+	for _, q := range []string{"budget approvl review", "Müller", "release notes rollback"} {
+		results := Rank(records, q, Options{})
+		if len(results) == 0 {
+			t.Fatalf("%q: no results", q)
+		}
+		qt := QueryTokens(q)
+		for _, r := range results {
+			rec := records[r.Index]
+			for _, m := range r.Matches {
+				i := slices.IndexFunc(rec.Fields, func(f Field) bool { return f.Name == m.Field })
+				alone := ScoreFieldWith(qt, rec.Fields[i].Values[m.Value], Params{})
+				if round2(alone.Score) != m.Score || !slices.Equal(alone.Offsets, m.Offsets) {
+					t.Errorf("%q, %s %s: ranked %v at %v, alone %v at %v", q, rec.ID, m.Field, m.Score, m.Offsets, round2(alone.Score), alone.Offsets)
+				}
+			}
+		}
+	}
+}
