@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/opsearch/opsearch/kind"
@@ -202,6 +204,38 @@ func TestCodecRefusesDamage(t *testing.T) {
 		var wp openproject.WorkPackage
 		if err := c.unmarshal(raw, &wp); err == nil {
 			t.Errorf("%s: decoded without error: %+v", name, wp)
+		}
+	}
+}
+
+// TestCodecDecodesIntoOwnMemory: a decoded value shares no memory with
+// the codec's reused decompression buffers, so decoding another value
+// leaves it as it was.
+func TestCodecDecodesIntoOwnMemory(t *testing.T) {
+	c, err := newCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	wp := func(i int) openproject.WorkPackage {
+		return openproject.WorkPackage{ID: int64(i), Subject: fmt.Sprintf("subject %d of a work package", i),
+			Description: strings.Repeat(fmt.Sprintf("description line %d. ", i), 40)}
+	}
+	var got []openproject.WorkPackage
+	for i := range 50 {
+		raw, err := c.marshal(kind.WorkPackage, wp(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w openproject.WorkPackage
+		if err := c.unmarshal(raw, &w); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, w)
+	}
+	for i, w := range got {
+		if want := wp(i); !reflect.DeepEqual(w, want) {
+			t.Fatalf("value %d changed after later decodes:\n%+v\nwant\n%+v", i, w, want)
 		}
 	}
 }
