@@ -24,6 +24,9 @@ type leanStdio struct {
 	exited chan error
 	id     int
 	buf    []byte
+	// received is when the last answer's last byte had been read,
+	// before it was decoded.
+	received time.Time
 }
 
 // startLean starts bin serve with env and initializes a session.
@@ -96,6 +99,7 @@ func (c *leanStdio) call(method string, params any, out any) error {
 		if err != nil {
 			return fmt.Errorf("read answer: %w", err)
 		}
+		c.received = time.Now()
 		var msg struct {
 			ID     *int            `json:"id"`
 			Result json.RawMessage `json:"result"`
