@@ -160,7 +160,11 @@ func rankWorkers(n int) int {
 // best score over a record's fields.
 func (k *ranker) scoreAll(records []Record, lo, hi int) []Result {
 	t := scratchTokenizers.Get().(*tokenizer)
-	defer scratchTokenizers.Put(t)
+	defer func() {
+		if cap(t.toks) <= maxPooledTokens {
+			scratchTokenizers.Put(t)
+		}
+	}()
 	var bests []float64
 	if k.crossWeight > 0 && len(k.qs) > 1 {
 		bests = make([]float64, len(k.qs))
@@ -181,6 +185,11 @@ func (k *ranker) scoreAll(records []Record, lo, hi int) []Result {
 // worker made them about 100 KB of each query's garbage. A pool holds no
 // state anyone can observe: whoever takes a tokenizer resets it.
 var scratchTokenizers = gosync.Pool{New: func() any { return new(tokenizer) }}
+
+// maxPooledTokens bounds the tokenizers scratchTokenizers keeps (about
+// 5 MB of buffers): one sized for a rare huge text goes to the collector
+// rather than stay pinned, as the store's and the client's buffers do.
+const maxPooledTokens = 64 << 10
 
 // inInputOrder is Rank's answer to a blank query: every record, up to
 // limit when it is positive, in input order, with score 0 and no matches.
