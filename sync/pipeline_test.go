@@ -27,6 +27,26 @@ func (s slowIndex) Index(ctx context.Context, docs ...indexer.Document) error {
 	return s.memIndex.Index(ctx, docs...)
 }
 
+// slowAPI is a client of the fake serving d in memory, inside the
+// calling test's synctest bubble, whose answers under prefix take
+// latency of fake time. The fake is closed with the test.
+func slowAPI(t *testing.T, d *optest.Dataset, prefix string, latency time.Duration) *openproject.Client {
+	t.Helper()
+	srv := optest.NewServer(d, optest.Options{})
+	t.Cleanup(srv.Close)
+	srv.SetFaults(optest.Faults{PathPrefix: prefix, Latency: latency})
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, r)
+		return rec.Result(), nil
+	})
+	c, err := openproject.New(openproject.Config{BaseURL: "http://op.test", APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: rt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestSync_CommitsOverlapFetches: a page of work packages is stored and
 // indexed while the next page's activities are fetched, so a first sync
 // takes about the fetches' time, not the fetches' and the commits' added
@@ -36,18 +56,7 @@ func (s slowIndex) Index(ctx context.Context, docs ...indexer.Document) error {
 func TestSync_CommitsOverlapFetches(t *testing.T) {
 	d := opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 1000, WikiPages: -1, Meetings: -1})
 	synctest.Test(t, func(t *testing.T) {
-		srv := optest.NewServer(d, optest.Options{})
-		defer srv.Close()
-		srv.SetFaults(optest.Faults{PathPrefix: "/api/v3/work_packages/", Latency: 20 * time.Millisecond})
-		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			rec := httptest.NewRecorder()
-			srv.ServeHTTP(rec, r)
-			return rec.Result(), nil
-		})
-		c, err := openproject.New(openproject.Config{BaseURL: "http://op.test", APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: rt}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := slowAPI(t, d, "/api/v3/work_packages/", 20*time.Millisecond)
 		idx := slowIndex{memIndex: newMemIndex(), perDoc: time.Millisecond}
 		const pageSize, conc = 100, 4
 		// Attachments off: their lists would double the latency this
@@ -81,19 +90,8 @@ func TestSync_CommitsOverlapFetches(t *testing.T) {
 func TestSync_WikiProbeRoundsFillTheSlots(t *testing.T) {
 	d := opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 1, WikiPages: -1, Meetings: -1})
 	synctest.Test(t, func(t *testing.T) {
-		srv := optest.NewServer(d, optest.Options{})
-		defer srv.Close()
 		const latency = 20 * time.Millisecond
-		srv.SetFaults(optest.Faults{PathPrefix: "/api/v3/wiki_pages/", Latency: latency})
-		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			rec := httptest.NewRecorder()
-			srv.ServeHTTP(rec, r)
-			return rec.Result(), nil
-		})
-		c, err := openproject.New(openproject.Config{BaseURL: "http://op.test", APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: rt}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := slowAPI(t, d, "/api/v3/wiki_pages/", latency)
 		const conc, deep = 16, 400
 		w := NewWorker(c, openStore(t), newMemIndex(), Options{Concurrency: conc, WikiDeepMissRun: deep, Attachments: AttachmentOptions{Off: true}})
 		start := time.Now()
