@@ -769,7 +769,7 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 		return Result{}, fmt.Errorf("search index: %w", err)
 	}
 	out.Plan, out.Federated = plan, federated
-	if plan != nil && len(out.Hits)+len(out.Federated) > 0 {
+	if plan != nil && len(opts.IDs) == 0 && len(out.Hits)+len(out.Federated) > 0 {
 		adv, err := b.idx.Advanced()
 		if err != nil {
 			return Result{}, fmt.Errorf("open index reader: %w", err)

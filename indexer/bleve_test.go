@@ -273,13 +273,62 @@ func TestIDsKeepScores(t *testing.T) {
 		t.Fatalf("want at least 2 hits for tables, got %v", all.Hits)
 	}
 	for _, h := range all.Hits {
-		one, err := b.Search(ctx, SearchOptions{Query: "tables", IDs: []string{h.ID}})
-		if err != nil {
-			t.Fatal(err)
+		for _, reuse := range []*Plan{nil, all.Plan} {
+			one, err := b.Search(ctx, SearchOptions{Query: "tables", IDs: []string{h.ID}, Reuse: reuse})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(one.Hits) != 1 || one.Hits[0].ID != h.ID || one.Hits[0].Score != h.Score {
+				t.Errorf("restricted to %s (reusing the plan: %t): got %+v, want score %v", h.ID, reuse != nil, one.Hits, h.Score)
+			}
 		}
-		if len(one.Hits) != 1 || one.Hits[0].ID != h.ID || one.Hits[0].Score != h.Score {
-			t.Errorf("restricted to %s: got %+v, want score %v", h.ID, one.Hits, h.Score)
-		}
+	}
+}
+
+// TestReusePlan checks that a search given an earlier search's plan
+// (SearchOptions.Reuse) runs that plan's query as it was built, and that
+// a plan of another query is not used. The plan of "deploy" holds the
+// completions the index had then; a document indexed afterwards with a
+// new completion matches a new plan, not the reused one.
+func TestReusePlan(t *testing.T) {
+	b := openFilled(t, corpus())
+	ctx := context.Background()
+	first, err := b.Search(ctx, SearchOptions{Query: "deploy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Plan == nil || len(first.Hits) == 0 {
+		t.Fatalf("deploy: plan %v, hits %v", first.Plan, first.Hits)
+	}
+	late := FromWikiPage(openproject.WikiPage{ID: 99, Title: "Deployzone review", Project: ref(1, "Website"), UpdatedAt: day("2025-07-01")})
+	if err := b.Index(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{late.ID}
+	tests := []struct {
+		name  string
+		opts  SearchOptions
+		match bool
+	}{
+		{"planned anew", SearchOptions{Query: "deploy", IDs: ids}, true},
+		{"reused", SearchOptions{Query: "deploy", IDs: ids, Reuse: first.Plan}, false},
+		{"plan of another query", SearchOptions{Query: "deployz", IDs: ids, Reuse: first.Plan}, true},
+		{"plan for another view", SearchOptions{Query: "deploy", IDs: ids, Reuse: first.Plan,
+			Visible: &Visibility{Projects: []int64{1}}}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := b.Search(ctx, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(res.Hits) == 1; got != tc.match {
+				t.Fatalf("%s matches: %t, want %t (hits %+v)", late.ID, got, tc.match, res.Hits)
+			}
+			if tc.match && (res.Hits[0].Coverage != 0 || res.Hits[0].MatchedWords != nil) {
+				t.Errorf("a search by ids measured coverage: %+v", res.Hits[0])
+			}
+		})
 	}
 }
 

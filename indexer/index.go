@@ -112,8 +112,17 @@ type SearchOptions struct {
 	// alone would give.
 	Visible *Visibility
 	// IDs, when set, restricts the search to these documents: whether
-	// they match the query, not how they rank among the rest.
+	// they match the query, not how they rank among the rest (their hits
+	// carry no Coverage).
 	IDs []string
+	// Reuse, when set, is Result.Plan of an earlier fuzzy search of the
+	// same Query and Visible: its query runs again as that search built
+	// it, under these options' restrictions, instead of being planned
+	// anew. Planning looks up every word's forms, typo variants and
+	// completions, and was most of the cost of asking whether a few
+	// documents match (IDs) right after the search that found the
+	// query's best. A plan of another query or view is ignored.
+	Reuse *Plan
 }
 
 // Hit is one search result: the document id, its score, and where it

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 )
 
@@ -23,6 +24,26 @@ type Plan struct {
 	// split, when some of the query's words are common and some not, is
 	// the cheaper way to run it.
 	split *commonSplit
+	// text is the query as planned, before any restriction, and query
+	// and vis what it was planned for (SearchOptions.Reuse).
+	text  query.Query
+	query string
+	vis   *Visibility
+}
+
+// reusableFor returns a copy of p to run a search of opts with, or nil
+// when p was not planned for opts's query and view (or is nil). The copy
+// has a split of its own, whose request the search sets.
+func (p *Plan) reusableFor(opts SearchOptions) *Plan {
+	if p == nil || p.text == nil || opts.Mode == MatchExact || p.query != opts.Query || p.vis != opts.Visible {
+		return nil
+	}
+	c := *p
+	if p.split != nil {
+		sp := *p.split
+		c.split = &sp
+	}
+	return &c
 }
 
 // commonSplit runs a query with common and rarer words as Lucene's

@@ -322,11 +322,18 @@ func (b *Bleve) buildRequest(ctx context.Context, idx bleve.Index, opts SearchOp
 	from := max(opts.From, 0)
 
 	var text query.Query
-	if opts.Mode == MatchExact {
+	reuse := opts.Reuse.reusableFor(opts)
+	switch {
+	case opts.Mode == MatchExact:
 		text = b.exactQuery(opts.Query)
-	} else {
+	case reuse != nil:
+		text, plan = reuse.text, reuse
+	default:
 		if text, plan, err = b.fuzzyQuery(ctx, idx, opts.Query, opts.Visible); err != nil {
 			return nil, nil, nil, err
+		}
+		if plan != nil {
+			plan.text, plan.query, plan.vis = text, opts.Query, opts.Visible
 		}
 	}
 	if text == nil {

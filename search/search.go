@@ -427,7 +427,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 				mo.IDs = append(mo.IDs, id)
 			}
 		}
-		mo.Size, mo.Federate = len(mo.IDs), nil
+		mo.Size, mo.Federate, mo.Reuse = len(mo.IDs), nil, res.Plan
 		matched, err := e.idx.Search(ctx, mo)
 		if err != nil {
 			return Response{}, fmt.Errorf("search index: %w", err)
