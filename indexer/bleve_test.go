@@ -287,7 +287,7 @@ func TestIDsKeepScores(t *testing.T) {
 
 // TestReusePlan checks that a search given an earlier search's plan
 // (SearchOptions.Reuse) runs that plan's query as it was built, and that
-// a plan of another query is not used. The plan of "deploy" holds the
+// a plan of another query or view is not used. The plan of "deploy" holds the
 // completions the index had then; a document indexed afterwards with a
 // new completion matches a new plan, not the reused one.
 func TestReusePlan(t *testing.T) {
