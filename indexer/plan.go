@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -217,35 +218,22 @@ func (p *Plan) cover(ctx context.Context, r index.IndexReader, hits []Hit) error
 		}
 	}
 	slices.SortFunc(docs, func(a, b doc) int { return a.id.Compare(b.id) })
-	// present[term][k]: the k-th doc (in index order) holds term.
+	// present[term][k]: the k-th doc (in index order) holds term. Each
+	// term's postings are read on their own, so the terms are spread over
+	// the cores (spread).
+	type look struct {
+		field, t string
+		in       []bool
+	}
 	present := map[string][]bool{}
-	look := func(field, t string) error {
+	var looks []look
+	add := func(field, t string) {
 		key := field + "\x00" + t
-		if _, done := present[key]; done {
-			return nil
+		if _, done := present[key]; !done {
+			l := look{field: field, t: t, in: make([]bool, len(docs))}
+			present[key] = l.in
+			looks = append(looks, l)
 		}
-		in := make([]bool, len(docs))
-		present[key] = in
-		tfr, err := r.TermFieldReader(ctx, []byte(t), field, false, false, false)
-		if err != nil {
-			return fmt.Errorf("read postings of %q: %w", t, err)
-		}
-		defer func() { _ = tfr.Close() }()
-		if tfr.Count() == 0 {
-			return nil
-		}
-		var td index.TermFieldDoc
-		for k, d := range docs {
-			got, err := tfr.Advance(d.id, &td)
-			if err != nil {
-				return fmt.Errorf("read postings of %q: %w", t, err)
-			}
-			if got == nil {
-				break // past the last posting
-			}
-			in[k] = got.ID.Equals(d.id)
-		}
-		return nil
 	}
 	for _, w := range p.Words {
 		field := fieldAll
@@ -253,15 +241,39 @@ func (p *Plan) cover(ctx context.Context, r index.IndexReader, hits []Hit) error
 			field = fieldIdents
 		}
 		for t := range w.Forms {
-			if err := look(field, t); err != nil {
-				return err
-			}
+			add(field, t)
 		}
 		for _, t := range w.parts {
-			if err := look(fieldAll, t); err != nil {
-				return err
-			}
+			add(fieldAll, t)
 		}
+	}
+	errs := make([]error, len(looks))
+	spread(len(looks), func(i int) {
+		l := looks[i]
+		tfr, err := r.TermFieldReader(ctx, []byte(l.t), l.field, false, false, false)
+		if err != nil {
+			errs[i] = fmt.Errorf("read postings of %q: %w", l.t, err)
+			return
+		}
+		defer func() { _ = tfr.Close() }()
+		if tfr.Count() == 0 {
+			return
+		}
+		var td index.TermFieldDoc
+		for k, d := range docs {
+			got, err := tfr.Advance(d.id, &td)
+			if err != nil {
+				errs[i] = fmt.Errorf("read postings of %q: %w", l.t, err)
+				return
+			}
+			if got == nil {
+				return // past the last posting
+			}
+			l.in[k] = got.ID.Equals(d.id)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	for k, d := range docs {
 		h := &hits[d.hit]

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/opsearch/opsearch/openproject"
@@ -362,5 +363,49 @@ func TestQueryStopWordsAreTheScorers(t *testing.T) {
 	want := []string{"ana", "say", "site", "down", "before", "other", "sign", "off"}
 	if !slices.Equal(kept, want) {
 		t.Errorf("content words %q, want %q", kept, want)
+	}
+}
+
+// TestPlanWordsInQueryOrder: the words are planned side by side (spread),
+// but the plan keeps the query's order, and so do a hit's matched words,
+// whichever word's look-ups (a typo's variants, the last word's
+// completions) finished first.
+func TestPlanWordsInQueryOrder(t *testing.T) {
+	b := openFilled(t, corpus())
+	q := "zanzibar budgt chen hiring freeze certificat"
+	want := strings.Fields(q)
+	for range 20 {
+		res, err := b.Search(context.Background(), SearchOptions{Query: q, Size: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range res.Plan.Words {
+			got = append(got, w.Text)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("plan words %q, want %q", got, want)
+		}
+		i := slices.IndexFunc(res.Hits, func(h Hit) bool { return h.ID == "work_package:1235" })
+		if i < 0 {
+			t.Fatalf("work_package:1235 not found")
+		}
+		if m := res.Hits[i].MatchedWords; !slices.Equal(m, []string{"zanzibar", "chen"}) {
+			t.Fatalf("work_package:1235 matched %q, want [zanzibar chen]", m)
+		}
+	}
+}
+
+// TestSpread: every index is handed out exactly once, however many
+// there are beside the cores.
+func TestSpread(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 17, 1000} {
+		calls := make([]atomic.Int32, n)
+		spread(n, func(i int) { calls[i].Add(1) })
+		for i := range calls {
+			if c := calls[i].Load(); c != 1 {
+				t.Fatalf("n=%d: f(%d) called %d times, want 1", n, i, c)
+			}
+		}
 	}
 }
