@@ -11,6 +11,8 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/opsearch/opsearch/internal/spread"
 )
 
 // Plan is how the index read a fuzzy query: its content words, the index
@@ -248,7 +250,7 @@ func (p *Plan) cover(ctx context.Context, r index.IndexReader, hits []Hit) error
 		}
 	}
 	errs := make([]error, len(looks))
-	spread(len(looks), func(i int) {
+	spread.Each(len(looks), func(i int) {
 		l := looks[i]
 		tfr, err := r.TermFieldReader(ctx, []byte(l.t), l.field, false, false, false)
 		if err != nil {

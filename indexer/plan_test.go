@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/opsearch/opsearch/openproject"
@@ -392,20 +391,6 @@ func TestPlanWordsInQueryOrder(t *testing.T) {
 		}
 		if m := res.Hits[i].MatchedWords; !slices.Equal(m, []string{"zanzibar", "chen"}) {
 			t.Fatalf("work_package:1235 matched %q, want [zanzibar chen]", m)
-		}
-	}
-}
-
-// TestSpread: every index is handed out exactly once, however many
-// there are beside the cores.
-func TestSpread(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 3, 17, 1000} {
-		calls := make([]atomic.Int32, n)
-		spread(n, func(i int) { calls[i].Add(1) })
-		for i := range calls {
-			if c := calls[i].Load(); c != 1 {
-				t.Fatalf("n=%d: f(%d) called %d times, want 1", n, i, c)
-			}
 		}
 	}
 }

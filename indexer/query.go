@@ -7,12 +7,9 @@ import (
 	"maps"
 	"math"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -22,6 +19,7 @@ import (
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
+	"github.com/opsearch/opsearch/internal/spread"
 	"github.com/opsearch/opsearch/kind"
 )
 
@@ -650,34 +648,8 @@ func (b *Bleve) planWords(idx bleve.Index, r index.IndexReader, words []queryWor
 		}
 		return out
 	}
-	spread(len(words), plan)
+	spread.Each(len(words), plan)
 	return out
-}
-
-// spread calls f(0) to f(n-1) on up to one goroutine per core, the
-// caller's included, each taking the next i when done with its last, and
-// returns when all have returned. On one core, or for one call, it is a
-// plain loop.
-func spread(n int, f func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers < 2 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	work := func() {
-		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-			f(i)
-		}
-	}
-	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
 }
 
 // wordClauses are the clauses of one query word (or id mention): its

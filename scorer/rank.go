@@ -3,13 +3,14 @@ package scorer
 import (
 	"cmp"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	gosync "sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/opsearch/opsearch/internal/spread"
 )
 
 // Field is one searchable field of a record. Weight is its relative
@@ -121,23 +122,22 @@ func Rank(records []Record, query string, opts Options) []Result {
 		return inInputOrder(records, opts.Limit)
 	}
 	k := newRanker(trimmed, records, opts, p)
-	var results []Result
-	if n := rankWorkers(len(records)); n > 1 {
-		// Records are scored independently, so a long candidate list is
-		// split among the cores: one search then answers sooner on an
-		// idle machine (about 40 candidates take 0.8 ms on one core),
-		// and a busy one loses nothing but the goroutines. Each part
-		// keeps input order, so the results are those of one pass.
-		parts := make([][]Result, n)
-		var wg gosync.WaitGroup
-		for w := range n {
-			lo, hi := w*len(records)/n, (w+1)*len(records)/n
-			wg.Go(func() { parts[w] = k.scoreAll(records, lo, hi) })
+	// Records are scored independently, so they are spread over the
+	// cores: one search then answers sooner on an idle machine (about 40
+	// candidates take 0.8 ms on one core), and a busy one loses nothing
+	// but the goroutines. Each goroutine has scratch of its own; the
+	// results keep input order, as one pass would give them.
+	scored := make([]Result, len(records))
+	passed := make([]bool, len(records))
+	_ = spread.Run(len(records), rankWorkers(len(records)), func(take func() (int, bool)) error {
+		k.scoreEach(take, records, scored, passed)
+		return nil
+	})
+	results := make([]Result, 0, len(records))
+	for i, ok := range passed {
+		if ok {
+			results = append(results, scored[i])
 		}
-		wg.Wait()
-		results = slices.Concat(parts...)
-	} else {
-		results = k.scoreAll(records, 0, len(records))
 	}
 	sortResults(results, records, opts.IgnoreRecency)
 	if opts.Limit > 0 && len(results) > opts.Limit {
@@ -149,16 +149,17 @@ func Rank(records []Record, query string, opts Options) []Result {
 // rankMinPerWorker is the fewest records worth a goroutine of their own.
 const rankMinPerWorker = 8
 
-// rankWorkers is how many goroutines score n records: one per core, at
-// most 4, each with at least rankMinPerWorker records.
+// rankWorkers is how many goroutines score n records: at most 4, each
+// with at least rankMinPerWorker records (spread.Run keeps to the cores).
 func rankWorkers(n int) int {
-	return max(1, min(runtime.GOMAXPROCS(0), 4, n/rankMinPerWorker))
+	return max(1, min(4, n/rankMinPerWorker))
 }
 
-// scoreAll scores records[lo:hi] with scratch of its own: the
-// tokenizer's buffers and, for the cross-field score, each query token's
-// best score over a record's fields.
-func (k *ranker) scoreAll(records []Record, lo, hi int) []Result {
+// scoreEach scores the records take hands out, into scored and passed
+// at their index, with scratch of its own: the tokenizer's buffers and,
+// for the cross-field score, each query token's best score over a
+// record's fields.
+func (k *ranker) scoreEach(take func() (int, bool), records []Record, scored []Result, passed []bool) {
 	t := scratchTokenizers.Get().(*tokenizer)
 	defer func() {
 		if cap(t.toks) <= maxPooledTokens {
@@ -169,14 +170,12 @@ func (k *ranker) scoreAll(records []Record, lo, hi int) []Result {
 	if k.crossWeight > 0 && len(k.qs) > 1 {
 		bests = make([]float64, len(k.qs))
 	}
-	var results []Result
-	for ri := lo; ri < hi; ri++ {
+	for ri, ok := take(); ok; ri, ok = take() {
 		if res, ok := k.score(t, bests, records[ri]); ok {
 			res.Index = ri
-			results = append(results, res)
+			scored[ri], passed[ri] = res, true
 		}
 	}
-	return results
 }
 
 // scratchTokenizers keeps the rankers' scratch tokenizers between

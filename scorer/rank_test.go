@@ -286,16 +286,10 @@ func TestRankParallelSameAsOnePass(t *testing.T) {
 	defer runtime.GOMAXPROCS(prev)
 	var want [][]Result
 	for _, q := range queries {
-		if rankWorkers(len(records)) != 1 {
-			t.Fatal("one core should score in one pass")
-		}
 		want = append(want, Rank(records, q, Options{CrossFieldWeight: 0.3}))
 	}
 	for _, procs := range []int{2, 3, 4} {
 		runtime.GOMAXPROCS(procs)
-		if rankWorkers(len(records)) != procs {
-			t.Fatalf("GOMAXPROCS %d: %d workers", procs, rankWorkers(len(records)))
-		}
 		for i, q := range queries {
 			if got := Rank(records, q, Options{CrossFieldWeight: 0.3}); !reflect.DeepEqual(got, want[i]) {
 				t.Errorf("GOMAXPROCS %d, %q: parallel ranking differs from one pass", procs, q)

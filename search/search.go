@@ -7,16 +7,14 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/spread"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/scorer"
@@ -598,67 +596,52 @@ type candidate struct {
 	*loaded
 }
 
-// hydrate loads the hits' entities in one short read transaction, from
-// the cache where it holds them. Hits whose entity vanished from the store
+// hydrate loads the hits' entities in short read transactions, from the
+// cache where it holds them. Hits whose entity vanished from the store
 // (deleted since indexing) are dropped.
 func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate, error) {
-	n := hydrateWorkers(len(hits))
-	if n <= 1 {
-		return e.hydrateRange(ctx, hits)
-	}
 	// Decoding is most of hydration (zstd, then CBOR, then markup to
 	// plain text) and each entity is decoded alone, so the candidates are
-	// split among the cores, each part in a read transaction of its own
-	// (a bbolt transaction is not safe for concurrent use): on an idle
-	// machine one search answers sooner. Parts keep the hits' order.
-	parts := make([][]*candidate, n)
-	g, gctx := errgroup.WithContext(ctx)
-	for w := range n {
-		lo, hi := w*len(hits)/n, (w+1)*len(hits)/n
-		g.Go(func() error {
-			var err error
-			parts[w], err = e.hydrateRange(gctx, hits[lo:hi])
-			return err
+	// spread over the cores, each goroutine in a read transaction of its
+	// own (a bbolt transaction is not safe for concurrent use): on an
+	// idle machine one search answers sooner. The candidates keep the
+	// hits' order.
+	loaded := make([]*candidate, len(hits))
+	err := spread.Run(len(hits), hydrateWorkers(len(hits)), func(take func() (int, bool)) error {
+		return e.st.View(ctx, func(tx *store.ReadTx) error {
+			gen := tx.Generation()
+			for i, ok := take(); ok; i, ok = take() {
+				h := hits[i]
+				key := h.DocID()
+				if l, ok := e.cache.get(gen, key); ok {
+					loaded[i] = &candidate{hit: h, loaded: l}
+					continue
+				}
+				c, found, err := e.load(tx, h)
+				if err != nil {
+					return fmt.Errorf("load %s: %w", h.ID, err)
+				}
+				if found {
+					e.cache.put(gen, key, c.loaded)
+					loaded[i] = c
+				}
+			}
+			return nil
 		})
-	}
-	if err := g.Wait(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
-	return slices.Concat(parts...), nil
+	return slices.DeleteFunc(loaded, func(c *candidate) bool { return c == nil }), nil
 }
 
 // hydrateMinPerWorker is the fewest hits worth a goroutine of their own.
 const hydrateMinPerWorker = 8
 
-// hydrateWorkers is how many goroutines hydrate n hits: one per core, at
-// most 4, each with at least hydrateMinPerWorker hits.
+// hydrateWorkers is how many goroutines hydrate n hits: at most 4, each
+// with at least hydrateMinPerWorker hits (spread.Run keeps to the cores).
 func hydrateWorkers(n int) int {
-	return max(1, min(runtime.GOMAXPROCS(0), 4, n/hydrateMinPerWorker))
-}
-
-// hydrateRange loads hits in one read transaction, in order.
-func (e *Engine) hydrateRange(ctx context.Context, hits []indexer.Hit) ([]*candidate, error) {
-	out := make([]*candidate, 0, len(hits))
-	err := e.st.View(ctx, func(tx *store.ReadTx) error {
-		gen := tx.Generation()
-		for _, h := range hits {
-			key := h.DocID()
-			if l, ok := e.cache.get(gen, key); ok {
-				out = append(out, &candidate{hit: h, loaded: l})
-				continue
-			}
-			c, found, err := e.load(tx, h)
-			if err != nil {
-				return fmt.Errorf("load %s: %w", h.ID, err)
-			}
-			if found {
-				e.cache.put(gen, key, c.loaded)
-				out = append(out, c)
-			}
-		}
-		return nil
-	})
-	return out, err
+	return max(1, min(4, n/hydrateMinPerWorker))
 }
 
 // load decodes h's entity from the store and builds its scorer record.
