@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/opsearch/opsearch/internal/spread"
@@ -40,41 +41,45 @@ func TestRun(t *testing.T) {
 		{"an error is returned", 50, 2, 7, 2, boom},
 	}
 	for _, tc := range tests {
+		// In a synctest bubble the guard below fires as soon as every
+		// worker waits, instead of after ten real seconds.
 		t.Run(tc.name, func(t *testing.T) {
-			calls := make([]atomic.Int32, tc.n)
-			var workers atomic.Int32
-			started := make(chan struct{})
-			err := spread.Run(tc.n, tc.limit, func(take func() (int, bool)) error {
-				if workers.Add(1) == int32(tc.wantWorkers) {
-					close(started)
+			synctest.Test(t, func(t *testing.T) {
+				calls := make([]atomic.Int32, tc.n)
+				var workers atomic.Int32
+				started := make(chan struct{})
+				err := spread.Run(tc.n, tc.limit, func(take func() (int, bool)) error {
+					if workers.Add(1) == int32(tc.wantWorkers) {
+						close(started)
+					}
+					// Every worker waits for all of them, so each takes
+					// indexes: the test sees how many Run started. A Run
+					// that starts too few fails below, not by hanging.
+					select {
+					case <-started:
+					case <-time.After(10 * time.Second):
+					}
+					var failed error
+					for i, ok := take(); ok; i, ok = take() {
+						calls[i].Add(1)
+						if i == tc.fail {
+							failed = boom
+						}
+					}
+					return failed
+				})
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
 				}
-				// Every worker waits for all of them, so each takes
-				// indexes: the test sees how many Run started. A Run
-				// that starts too few fails below, not by hanging.
-				select {
-				case <-started:
-				case <-time.After(10 * time.Second):
+				if w := workers.Load(); w != int32(tc.wantWorkers) {
+					t.Errorf("%d workers, want %d", w, tc.wantWorkers)
 				}
-				var failed error
-				for i, ok := take(); ok; i, ok = take() {
-					calls[i].Add(1)
-					if i == tc.fail {
-						failed = boom
+				for i := range calls {
+					if c := calls[i].Load(); c != 1 {
+						t.Fatalf("index %d taken %d times, want 1", i, c)
 					}
 				}
-				return failed
 			})
-			if !errors.Is(err, tc.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tc.wantErr)
-			}
-			if w := workers.Load(); w != int32(tc.wantWorkers) {
-				t.Errorf("%d workers, want %d", w, tc.wantWorkers)
-			}
-			for i := range calls {
-				if c := calls[i].Load(); c != 1 {
-					t.Fatalf("index %d taken %d times, want 1", i, c)
-				}
-			}
 		})
 	}
 }
