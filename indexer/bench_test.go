@@ -152,7 +152,7 @@ func vmHWM() int64 {
 }
 
 // BenchmarkIndex10k measures what a sync does: documents indexed through
-// the normal Index path, in calls of batchSize (1000) documents, into a
+// the normal Index path, in calls of batchSize documents, into a
 // fresh index. docs/s is the indexing target (>= 3,000 on 2 cores).
 func BenchmarkIndex10k(b *testing.B) {
 	docs := benchDocs(10_000)
@@ -185,7 +185,7 @@ func BenchmarkIndex10k(b *testing.B) {
 }
 
 // BenchmarkRebuild10k measures a full Rebuild (concurrent batches, the
-// final merge to one segment and the swap) fed in slices of 1000.
+// final merge to one segment and the swap) fed in slices of batchSize.
 func BenchmarkRebuild10k(b *testing.B) {
 	docs := benchDocs(10_000)
 	ctx := context.Background()
