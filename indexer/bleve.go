@@ -47,7 +47,7 @@ const metaFile = "opsearch_meta.json"
 // 2,244-2,420 docs/s with a peak heap of 130-134 MiB (VmHWM 173-180
 // MiB) at 500, against 2,111-2,449 docs/s and 206-225 MiB (255-268 MiB)
 // at 1000. A first sync of 100,000 work packages at zero latency peaked
-// at 292,532 and 296,416 KiB instead of 302,892-310,504 KiB, in the same
+// at 292,532 and 296,416 KiB instead of 304,060-310,504 KiB, in the same
 // time; its peak is now the final merge, not the crawl.
 const batchSize = 500
 
