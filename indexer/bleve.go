@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
 	"github.com/opsearch/opsearch/kind"
@@ -448,7 +450,14 @@ func mergeSegments(ctx context.Context, nidx bleve.Index) error {
 	if !ok {
 		return nil
 	}
-	if err := s.ForceMerge(ctx, nil); err != nil && ctx.Err() != nil {
+	// Scorch's single-segment plan merges ten segments per task
+	// (SegmentsPerMergeTask), so a force merge of more than ten left
+	// several: a first sync of 100,000 work packages at 20 ms per
+	// request ended with two, which the next open merged again. One
+	// task takes them all here.
+	plan := mergeplan.SingleSegmentMergePlanOptions
+	plan.SegmentsPerMergeTask = math.MaxInt32
+	if err := s.ForceMerge(ctx, &plan); err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}
 	awaitReclaim(ctx, s)

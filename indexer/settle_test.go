@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/opsearch/opsearch/openproject"
 )
@@ -18,8 +19,15 @@ func segments(t *testing.T, b *Bleve) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := adv.(*scorch.Scorch).StatsMap()
-	return s["TotFileSegmentsAtRoot"].(uint64) + s["TotMemorySegmentsAtRoot"].(uint64)
+	return segmentsAtRoot(adv.(*scorch.Scorch))
+}
+
+// segmentsAtRoot is the number of segments s's searches read.
+func segmentsAtRoot(s *scorch.Scorch) uint64 {
+	m := s.StatsMap()
+	files, _ := m["TotFileSegmentsAtRoot"].(uint64)
+	mem, _ := m["TotMemorySegmentsAtRoot"].(uint64)
+	return files + mem
 }
 
 // TestSettle: many writes in small calls (a first crawl's pages) leave
@@ -90,5 +98,54 @@ func TestSettle(t *testing.T) {
 	_ = b.Close()
 	if _, err := b.Settle(ctx); err != ErrClosed {
 		t.Errorf("Settle on a closed index: %v, want ErrClosed", err)
+	}
+}
+
+// TestMergeSegmentsMakesOne: a force merge makes one segment of every
+// ten at most, so an index of more than ten segments (scorch merged the
+// crawl's in tiers, and more than ten stood at its end) was left with
+// several (a first sync of 100,000 work packages at 20 ms per request
+// ended with two). Here scorch's own merging takes one segment at a
+// time, which merges none, so the index holds one per batch.
+func TestMergeSegmentsMakesOne(t *testing.T) {
+	ctx := context.Background()
+	m, err := newMapping()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := bleve.NewUsing(filepath.Join(t.TempDir(), "index"), m, scorch.Name, scorch.Name,
+		map[string]any{"scorchMergePlanOptions": map[string]any{"SegmentsPerMergeTask": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = idx.Close() })
+	adv, err := idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := adv.(*scorch.Scorch)
+	const batches, perBatch = 25, 20
+	for b := range batches {
+		docs := make([]Document, 0, perBatch)
+		for i := range perBatch {
+			id := int64(b*perBatch + i + 1)
+			docs = append(docs, FromWorkPackage(openproject.WorkPackage{ID: id, Subject: fmt.Sprintf("Rotate the signing key %d", id),
+				Project: ref(1, "Platform"), Type: ref(2, "Task"), Status: ref(1, "New")}, nil))
+		}
+		if err := indexBatch(ctx, idx, docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := segmentsAtRoot(s); n <= 10 {
+		t.Fatalf("%d batches left %d segments; the test needs more than ten", batches, n)
+	}
+	if err := mergeSegments(ctx, idx); err != nil {
+		t.Fatal(err)
+	}
+	if n := segmentsAtRoot(s); n != 1 {
+		t.Errorf("after mergeSegments the index has %d segments, want 1", n)
+	}
+	if n, err := idx.DocCount(); err != nil || n != batches*perBatch {
+		t.Errorf("DocCount = %d, %v; want %d", n, err, batches*perBatch)
 	}
 }
