@@ -152,7 +152,7 @@ func pageOf[W any, T any](c *Client, r request, coll halCollection, conv func(W)
 	p := pageHead[T](r, coll.Total, coll.Count, coll.PageSize, coll.Offset, len(coll.Embedded.Elements))
 	for _, raw := range coll.Embedded.Elements {
 		var w W
-		if err := json.Unmarshal(raw, &w); err != nil {
+		if err := decodeBody(raw, &w); err != nil {
 			return Page[T]{}, c.errorf(r, ErrMalformed, 200, fmt.Errorf("decode element: %w", err))
 		}
 		p.Items = append(p.Items, conv(w))
