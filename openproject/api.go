@@ -11,8 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	json "github.com/go-json-experiment/json/v1"
 )
 
 // Page is one page of a paginated collection.
@@ -315,7 +313,7 @@ func (c *Client) WorkPackage(ctx context.Context, id int64) (WorkPackage, error)
 		return WorkPackage{}, err
 	}
 	var w wireWorkPackage
-	if err := json.Unmarshal(raw, &w); err != nil {
+	if err := decodeBody(raw, &w); err != nil {
 		return WorkPackage{}, c.errorf(r, ErrMalformed, http.StatusOK, fmt.Errorf("decode work package: %w", err))
 	}
 	wp, err := c.finishWorkPackage(ctx, w)

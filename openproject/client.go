@@ -522,7 +522,7 @@ func (e redactedError) Unwrap() error { return e.err }
 func (c *Client) statusError(r request, resp *http.Response, body []byte) *Error {
 	e := &Error{Kind: kindForStatus(resp.StatusCode), Status: resp.StatusCode, Method: r.method, Path: r.path}
 	var he halError
-	if json.Unmarshal(body, &he) == nil && he.Type == "Error" {
+	if decodeBody(body, &he) == nil && he.Type == "Error" {
 		e.Identifier = strings.TrimPrefix(he.ErrorIdentifier, ErrorIdentifierPrefix)
 		e.Message = c.Redact(he.Message)
 		e.Attribute = he.Embedded.Details.Attribute
