@@ -49,6 +49,27 @@ func TestDecodeBodyKeepsV1Semantics(t *testing.T) {
 	}
 }
 
+// TestDecodeBodyAcceptsEveryWireType decodes an empty object into each
+// type the client decodes answers into. encoding/json ignores a struct's
+// own type errors (two fields with one name, a malformed tag) and the
+// v2 decoder under decodeBody reports them on every decode: one would
+// make every answer of that type malformed.
+func TestDecodeBodyAcceptsEveryWireType(t *testing.T) {
+	for _, v := range []any{
+		&wireGroupedCollection{}, &wireGroup{}, &wireID{}, &halLink{}, &halError{},
+		&wireUser{}, &wireProject{}, &wireStatus{}, &wireType{}, &wirePriority{},
+		&wireWorkPackage{}, &wireActivity{}, &wireAttachment{}, &wireWikiPage{},
+		&wireMeeting{}, &wireOutcome{}, &wireAgendaItem{}, &wireQuery{},
+		&wireQueryWithResults{}, &wireQueryFilter{}, &wireWikiPageLink{}, &wireRoot{},
+		&wireRelation{}, &wireTimeEntry{}, &wireVersion{},
+		&halCollection{}, &halCollectionOf[wireActivity]{},
+	} {
+		if err := decodeBody([]byte(`{}`), v); err != nil {
+			t.Errorf("decodeBody({}) into %T: %v", v, err)
+		}
+	}
+}
+
 // BenchmarkDecodeActivities decodes an activities answer of 30 comments,
 // each embedding its work package as the API does (the real examples in
 // testdata), with decodeBody and with encoding/json's every legacy option
