@@ -59,6 +59,11 @@ type Options struct {
 	// disables it. It produces no Match: snippets and matched
 	// fields still come from the individual fields.
 	CrossFieldWeight float64
+	// MaxWeight, when positive, normalises weighted scores in place of
+	// the records' largest declared weight (maxDeclaredWeight), so a
+	// subset of a candidate set scores each record as the whole set
+	// would.
+	MaxWeight float64
 }
 
 // Match is one field of a result that scored above zero.
@@ -230,8 +235,11 @@ func newRanker(trimmed string, records []Record, opts Options, p Params) ranker 
 		p:           p,
 		exact:       opts.Exact || utf8.RuneCountInString(trimmed) < p.MinFuzzyQueryLength || len(queryTokens) == 0,
 		threshold:   p.MinScore,
-		maxWeight:   maxDeclaredWeight(records),
+		maxWeight:   opts.MaxWeight,
 		crossWeight: opts.CrossFieldWeight,
+	}
+	if k.maxWeight <= 0 {
+		k.maxWeight = maxDeclaredWeight(records)
 	}
 	if k.exact {
 		k.threshold = epsilon

@@ -218,6 +218,22 @@ func TestRankMatchesAndMultiValue(t *testing.T) {
 	}
 }
 
+// Options.MaxWeight scores a record as it would score beside others with
+// a heavier field: the engine ranks a subset of its candidates with the
+// whole set's maximum.
+func TestRankMaxWeightOption(t *testing.T) {
+	recs := []Record{{ID: "1", Fields: []Field{{Name: "body", Weight: 1, Values: []string{"hiring freeze"}}}}}
+	if got := Rank(recs, "hiring freeze", Options{}); len(got) != 1 || got[0].Score != 1 {
+		t.Errorf("alone: %+v, want 1 (normalised by its own weight)", got)
+	}
+	if got := Rank(recs, "hiring freeze", Options{MaxWeight: 4}); len(got) != 1 || got[0].Score != 0.25 {
+		t.Errorf("MaxWeight 4: %+v, want 0.25", got)
+	}
+	if got := Rank(recs, "hiring freeze", Options{MaxWeight: -1}); len(got) != 1 || got[0].Score != 1 {
+		t.Errorf("negative MaxWeight: %+v, want it ignored (1)", got)
+	}
+}
+
 // The maximum weight is over DECLARED fields of the whole record set, even
 // empty ones.
 func TestRankMaxDeclaredWeight(t *testing.T) {
