@@ -106,6 +106,13 @@ type Engine struct {
 	freshKey *freshKey
 
 	cache *entityCache // nil when Options.CacheBytes is negative
+
+	// kindWeight is each kind's largest declared field weight after
+	// Options.Weights: what the scorer normalises by (maxDeclaredWeight)
+	// is then known from the hits' kinds, before any entity is loaded.
+	kindWeight map[kind.Kind]float64
+	// noPrune loads the whole head (tests compare the answers).
+	noPrune bool
 }
 
 // indexCounts returns the index's per-kind counts, recounting when key
@@ -137,6 +144,7 @@ func New(st *store.Store, idx Index, opts Options) *Engine {
 	}
 	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 	e := &Engine{st: st, idx: idx, opts: opts}
+	e.kindWeight = e.declaredWeights()
 	if opts.CacheBytes >= 0 {
 		e.cache = newEntityCache(cmp.Or(opts.CacheBytes, DefaultCacheBytes))
 	}
@@ -149,7 +157,7 @@ func New(st *store.Store, idx Index, opts Options) *Engine {
 // shared, since they are the store's; counts and freshness are the new
 // index's.
 func (e *Engine) WithIndex(idx Index) *Engine {
-	return &Engine{st: e.st, idx: idx, opts: e.opts, cache: e.cache}
+	return &Engine{st: e.st, idx: idx, opts: e.opts, cache: e.cache, kindWeight: e.kindWeight}
 }
 
 // Query is a search request.
@@ -397,14 +405,10 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 			return slices.ContainsFunc(extra, func(x indexer.Hit) bool { return x.ID == h.ID })
 		})...)
 	}
-	cands, err := e.hydrate(ctx, head)
+	ranked, present, pruned, err := e.rankHead(ctx, head, q, !filtered)
 	if err != nil {
 		return Response{}, err
 	}
-	if len(q.Statuses) > 0 {
-		cands = slices.DeleteFunc(cands, func(c *candidate) bool { return !hasStatus(c.wp, q.Statuses) })
-	}
-	ranked := e.rank(cands, q)
 	ranked, added, err := e.followContainers(ctx, ranked, q)
 	if err != nil {
 		return Response{}, err
@@ -440,13 +444,22 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 			break
 		}
 	}
+	for _, h := range pruned {
+		// What was set aside never shows on this page, but it is a match
+		// all the same, of the quality its coverage gives it.
+		if resp.Match == MatchNone || h.Coverage >= PartialBelow {
+			resp.Match = matchOf(h.Coverage)
+		}
+	}
 	if filtered {
 		// Only what was examined is known to pass.
 		resp.Total = len(ranked)
 		resp.TotalIsLowerBound = res.TotalIsLowerBound || res.Total > uint64(len(res.Hits))
 	} else {
-		resp.Total = int(res.Total) - (len(head) - len(cands)) // less entities gone from the store
+		resp.Total = int(res.Total) - (len(head) - present - len(pruned)) // less entities gone from the store
 		resp.TotalIsLowerBound = res.TotalIsLowerBound
+		// prune sets hits aside only when the page ends inside the head,
+		// so the tail is reached only without them.
 		if end := from + q.PageSize; end > len(ranked) && len(res.Hits) > len(head) {
 			// The page reaches past the re-ranked head: the tail in
 			// index order.
@@ -814,7 +827,8 @@ const (
 // threshold errs on the side of calling a match weak.
 const PartialBelow = indexer.WeakCover
 
-func (e *Engine) rank(cands []*candidate, q Query) []ranked {
+// rank orders cands for q, each scored relative to sc.
+func (e *Engine) rank(cands []*candidate, q Query, sc scale) []ranked {
 	if len(cands) == 0 {
 		return nil
 	}
@@ -848,70 +862,49 @@ func (e *Engine) rank(cands []*candidate, q Query) []ranked {
 	p := e.opts.Params
 	p.MinScore = -1
 	byIndex := make([]scorer.Result, len(cands))
-	for _, r := range scorer.Rank(records, q.Text, scorer.Options{Params: p, CrossFieldWeight: e.opts.CrossFieldWeight}) {
+	so := scorer.Options{Params: p, CrossFieldWeight: e.opts.CrossFieldWeight, MaxWeight: sc.maxWeight}
+	for _, r := range scorer.Rank(records, q.Text, so) {
 		byIndex[r.Index] = r
-	}
-	top := 0.0
-	for _, c := range cands {
-		top = max(top, c.hit.Score)
 	}
 	out := make([]ranked, len(cands))
 	for i, c := range cands {
 		r := ranked{c: c, res: byIndex[i]}
 		r.res.ID, r.res.Index = c.hit.ID, i
 		r.coverage, r.words = c.hit.Coverage, c.hit.MatchedWords
-		rel := 0.0
-		if top > 0 {
-			rel = c.hit.Score / top
-		}
-		// Coverage (how much of the query's information the item holds)
-		// times the geometric mean of the index's relative tf-idf (how
-		// strongly and how concentrated it holds the words) and the
-		// scorer's field evidence (words together in one field, a phrase,
-		// a title). Coverage decides between a long meeting holding every
-		// word and a short work package holding the rarest one; the rest
-		// orders items of equal coverage. Chosen on ../shared/devset and
-		// the generated set against coverage alone, tf-idf alone and
-		// other products (README, search quality).
 		r.evidence = r.res.Score
-		r.res.Score = r.coverage * math.Sqrt(rel*(0.5+0.5*r.evidence))
-		if c.att != nil {
-			// A file's text is weaker evidence than an item's own
-			// fields: long files hold most words of a project's
-			// vocabulary, so they rank a step below items holding the
-			// query as well (a file's container follows it up,
-			// followContainers).
-			r.res.Score *= attachmentWeight
-		}
-		r.match = MatchGood
-		if r.coverage < PartialBelow {
-			r.match = MatchPartial
-		}
+		r.res.Score = rankScore(r.coverage, sc.rel(c.hit), r.evidence, c.hit.Kind)
+		r.match = matchOf(r.coverage)
 		out[i] = r
 	}
 	if e.opts.Ranker != RankIndex {
-		slices.SortStableFunc(out, func(a, b ranked) int {
-			if c := cmp.Compare(quantize(b.res.Score), quantize(a.res.Score)); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(b.evidence, a.evidence); c != 0 {
-				return c
-			}
-			if !e.opts.IgnoreRecency {
-				if c := b.c.record.Updated.Compare(a.c.record.Updated); c != 0 {
-					return c // newer first
-				}
-			}
-			return scorer.CompareIDs(a.c.hit.ID, b.c.hit.ID)
-		})
+		slices.SortStableFunc(out, e.compare)
 	}
 	return out
+}
+
+// compare orders ranked candidates: by ranking score in steps of
+// scoreStep, then the scorer's evidence, then newer first (unless
+// Options.IgnoreRecency), then by id. Ids are unique, so the order does
+// not depend on the input's.
+func (e *Engine) compare(a, b ranked) int {
+	if c := cmp.Compare(quantize(b.res.Score), quantize(a.res.Score)); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.evidence, a.evidence); c != 0 {
+		return c
+	}
+	if !e.opts.IgnoreRecency {
+		if c := b.c.record.Updated.Compare(a.c.record.Updated); c != 0 {
+			return c // newer first
+		}
+	}
+	return scorer.CompareIDs(a.c.hit.ID, b.c.hit.ID)
 }
 
 // inOrder ranks cands for their snippets and fields but keeps their order
 // (the index's, past the re-ranked head).
 func (e *Engine) inOrder(cands []*candidate, q Query) []ranked {
-	rs := e.rank(cands, q)
+	rs := e.rank(cands, q, e.scaleOf(hitsOf(cands)))
 	byID := make(map[string]ranked, len(rs))
 	for _, r := range rs {
 		byID[r.c.hit.ID] = r
@@ -923,6 +916,59 @@ func (e *Engine) inOrder(cands []*candidate, q Query) []ranked {
 		}
 	}
 	return out
+}
+
+// rankScore is a candidate's ranking score: its coverage (how much of
+// the query's information the item holds) times the geometric mean of
+// the index's relative tf-idf rel (how strongly and how concentrated it
+// holds the words) and the scorer's field evidence (words together in
+// one field, a phrase, a title). Coverage decides between a long meeting
+// holding every word and a short work package holding the rarest one;
+// the rest orders items of equal coverage. Chosen on ../shared/devset and
+// the generated set against coverage alone, tf-idf alone and other
+// products (README, search quality). It grows with each argument, which
+// prune relies on.
+func rankScore(coverage, rel, evidence float64, k kind.Kind) float64 {
+	s := coverage * math.Sqrt(rel*(0.5+0.5*evidence))
+	if k == kind.Attachment {
+		// A file's text is weaker evidence than an item's own fields:
+		// long files hold most words of a project's vocabulary, so they
+		// rank a step below items holding the query as well (a file's
+		// container follows it up, followContainers).
+		s *= attachmentWeight
+	}
+	return s
+}
+
+// scale is what a query's candidates are scored relative to: the index's
+// top score among them, and the largest field weight of their kinds,
+// which normalises the scorer's field scores.
+type scale struct{ top, maxWeight float64 }
+
+// scaleOf returns the scale of hits.
+func (e *Engine) scaleOf(hits []indexer.Hit) scale {
+	var sc scale
+	for _, h := range hits {
+		sc.top = max(sc.top, h.Score)
+		sc.maxWeight = max(sc.maxWeight, e.kindWeight[h.Kind])
+	}
+	return sc
+}
+
+// rel is h's index score relative to the top one.
+func (sc scale) rel(h indexer.Hit) float64 {
+	if sc.top <= 0 {
+		return 0
+	}
+	return h.Score / sc.top
+}
+
+// matchOf is the match quality of a result of this coverage.
+func matchOf(coverage float64) string {
+	if coverage < PartialBelow {
+		return MatchPartial
+	}
+	return MatchGood
 }
 
 // attachmentWeight scales the ranking score of attachment hits: two

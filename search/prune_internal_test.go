@@ -1,0 +1,118 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/opsearch/opsearch/eval/querygen"
+	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/optesting/synced"
+	"github.com/opsearch/opsearch/openproject/opgen"
+	"github.com/opsearch/opsearch/openproject/optest"
+)
+
+// Setting aside the candidates that cannot reach the page (prune) must
+// not change any answer: every page of every generated query, through an
+// engine that prunes and one that loads the whole head, is the same
+// response, while the pruning engine loads fewer entities. The data set
+// has attachments, whose containers move up beside them, meetings and
+// wiki pages beside the work packages, and custom weights in one case,
+// which change the weight the scorer normalises by.
+func TestPruneKeepsEveryPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("syncs a 1,500 work package data set; skipShort: checks what one call returns")
+	}
+	ctx := context.Background()
+	d := opgen.Generate(opgen.GenOptions{Seed: 11, WorkPackages: 1500, WikiPages: 60, Meetings: 60})
+	s := synced.Start(t, d, optest.AdminKey)
+	queries := querygen.Generate(d, querygen.Options{Seed: 11, PerKind: 12})
+	if len(queries) < 100 {
+		t.Fatalf("%d generated queries, want at least 100", len(queries))
+	}
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"defaults", Options{}},
+		{"custom weights", Options{Weights: map[string]float64{"meeting.title": 6, "work_package.subject": 1, "attachment.file_name": 0}}},
+		{"no cross-field score", Options{CrossFieldWeight: -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var loadedPruned, loadedFull, compared int
+			for _, lq := range queries {
+				for _, page := range []struct{ page, size int }{{1, 10}, {1, 1}, {2, 5}, {1, 20}} {
+					q := Query{Text: lq.Query, Page: page.page, PageSize: page.size}
+					// Fresh engines: their caches then count the entities
+					// each loaded for this one query.
+					pruning := New(s.Store, s.Index, tc.opts)
+					full := New(s.Store, s.Index, tc.opts)
+					full.noPrune = true
+					got, err := pruning.Search(ctx, q)
+					if err != nil {
+						t.Fatalf("search %q: %v", q.Text, err)
+					}
+					want, err := full.Search(ctx, q)
+					if err != nil {
+						t.Fatalf("search %q: %v", q.Text, err)
+					}
+					got.TookMS, want.TookMS = 0, 0
+					if !reflect.DeepEqual(got, want) {
+						g, _ := json.MarshalIndent(got, "", " ")
+						w, _ := json.MarshalIndent(want, "", " ")
+						t.Fatalf("%q page %d of %d: pruned answer differs\n got %s\nwant %s", q.Text, page.page, page.size, g, w)
+					}
+					loadedPruned += len(pruning.cache.byID)
+					loadedFull += len(full.cache.byID)
+					compared++
+				}
+			}
+			t.Logf("%d searches: %d entities loaded with pruning, %d without", compared, loadedPruned, loadedFull)
+			if loadedPruned*10 > loadedFull*9 {
+				t.Errorf("pruning loaded %d entities against %d without: it set almost nothing aside", loadedPruned, loadedFull)
+			}
+		})
+	}
+}
+
+// The bound prune relies on holds for every candidate of every query: no
+// loaded and scored candidate scores above what its hit allowed. (The
+// answers' equality above can miss a loose bound: most candidates past
+// the first score far below it.)
+func TestPruneBoundHolds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("syncs a 1,000 work package data set; skipShort: checks what one call returns")
+	}
+	ctx := context.Background()
+	d := opgen.Generate(opgen.GenOptions{Seed: 12, WorkPackages: 1000, WikiPages: 40, Meetings: 40})
+	s := synced.Start(t, d, optest.AdminKey)
+	queries := querygen.Generate(d, querygen.Options{Seed: 12, PerKind: 10})
+	for _, opts := range []Options{{}, {CrossFieldWeight: 4}, {Weights: map[string]float64{"work_package.description": 3}}} {
+		e := New(s.Store, s.Index, opts)
+		var checked, high int
+		for _, lq := range queries {
+			res, err := e.searchIndex(ctx, indexer.SearchOptions{Query: lq.Query, Mode: indexer.MatchFuzzy, Size: 30})
+			if err != nil {
+				t.Fatalf("search %q: %v", lq.Query, err)
+			}
+			cands, err := e.hydrate(ctx, res.Hits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := e.scaleOf(res.Hits)
+			for _, r := range e.rank(cands, Query{Text: lq.Query}, sc) {
+				checked++
+				if b := e.bound(sc, r.c.hit); r.res.Score > b {
+					t.Errorf("%q: %s scored %.4f (evidence %.2f) above its bound %.4f", lq.Query, r.c.hit.ID, r.res.Score, r.evidence, b)
+				}
+				if r.evidence > 0.7 {
+					high++
+				}
+			}
+		}
+		if checked < 1000 || high < 10 {
+			t.Fatalf("checked %d candidates, %d with evidence over 0.7: too few to test the bound", checked, high)
+		}
+	}
+}
