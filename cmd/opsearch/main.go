@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/opsearch/opsearch/internal/heapfloor"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/sync"
 )
@@ -28,6 +29,11 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if os.Getenv("GOGC") == "" {
+		// An operator's GOGC is theirs; otherwise a small heap is not
+		// collected over and over (heapfloor).
+		defer heapfloor.Keep(heapfloor.DefaultHeadroom).Stop()
+	}
 	os.Exit(profiled(os.Getenv("OPSEARCH_CPU_PROFILE"), func() int {
 		return runEnv(ctx, os.Args[1:], os.Stdout, os.Stderr, debug.SetMemoryLimit)
 	}))
