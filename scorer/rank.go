@@ -151,6 +151,48 @@ func Rank(records []Record, query string, opts Options) []Result {
 	return results
 }
 
+// Prepared is a query prepared once for scoring records one at a time,
+// on any number of goroutines: what Rank does for each record, without
+// the order. A caller that loads its records concurrently scores each as
+// it arrives, while its text is fresh in the cache, instead of in a
+// second pass over the cores.
+type Prepared struct {
+	k ranker
+}
+
+// Prepare prepares query for Score. Options.MaxWeight should be set to
+// the largest declared field weight of the records that will be compared
+// (Rank takes it from its records); without it, weighted scores are
+// normalised by 1. Limit and IgnoreRecency, which order results, do
+// not apply. It returns nil for a blank query, which scores nothing.
+func Prepare(query string, opts Options) *Prepared {
+	trimmed := trimQuery(query)
+	if trimmed == "" {
+		return nil
+	}
+	if opts.MaxWeight <= 0 {
+		opts.MaxWeight = 1
+	}
+	return &Prepared{k: newRanker(trimmed, nil, opts, opts.Params.resolved())}
+}
+
+// Score scores r as Rank would among records of the same largest weight,
+// and reports whether it passes the gate (Params.MinScore). Result.Index
+// is the caller's.
+func (p *Prepared) Score(r Record) (Result, bool) {
+	t := scratchTokenizers.Get().(*tokenizer)
+	defer func() {
+		if cap(t.toks) <= maxPooledTokens {
+			scratchTokenizers.Put(t)
+		}
+	}()
+	var bests []float64
+	if p.k.crossWeight > 0 && len(p.k.qs) > 1 {
+		bests = make([]float64, len(p.k.qs))
+	}
+	return p.k.score(t, bests, r)
+}
+
 // rankMinPerWorker is the fewest records worth a goroutine of their own.
 const rankMinPerWorker = 8
 

@@ -348,3 +348,43 @@ func TestRankFieldScoresAsAlone(t *testing.T) {
 		}
 	}
 }
+
+// Prepare's Score gives each record the result Rank gives it among
+// others of the same largest weight, in every mode: fuzzy, exact, a
+// short query (exact by length), cross-field on and off.
+func TestPreparedScoresAsRank(t *testing.T) {
+	recs := []Record{
+		{ID: "1", Fields: []Field{{Name: "title", Weight: 3, Values: []string{"Hiring freeze for Q3"}}, {Name: "body", Weight: 1, Values: []string{"The board agreed on a hiring freeze."}}}},
+		{ID: "2", Fields: []Field{{Name: "title", Weight: 3, Values: []string{"Budget review"}}, {Name: "body", Weight: 1, Values: []string{"Hiring plans wait for the budget; freeze discussed."}}}},
+		{ID: "3", Fields: []Field{{Name: "title", Weight: 2, Values: []string{"Onboarding checklist"}}, {Name: "notes", Weight: 1.5, Values: []string{"", "new hires get laptops"}}}},
+		{ID: "4", Fields: []Field{{Name: "title", Weight: 3, Values: []string{"Tschüss Müller"}}}},
+	}
+	for _, q := range []string{"hiring freeze", "hirng freze", "budget hiring", "Q3", "müller", "laptops onboarding", "nothing matches this"} {
+		for _, opts := range []Options{{}, {Exact: true}, {CrossFieldWeight: 2}, {Params: Params{MinScore: -1}}} {
+			opts.MaxWeight = 3
+			want := map[string]Result{}
+			for _, r := range Rank(recs, q, opts) {
+				want[r.ID] = r
+			}
+			p := Prepare(q, opts)
+			for _, rec := range recs {
+				got, ok := p.Score(rec)
+				w, passed := want[rec.ID]
+				if ok != passed {
+					t.Errorf("%q %+v: record %s passes %v, Rank says %v", q, opts, rec.ID, ok, passed)
+					continue
+				}
+				if !ok {
+					continue
+				}
+				got.Index = w.Index
+				if !reflect.DeepEqual(got, w) {
+					t.Errorf("%q %+v: record %s scored %+v, Rank gave %+v", q, opts, rec.ID, got, w)
+				}
+			}
+		}
+	}
+	if Prepare("  ", Options{}) != nil {
+		t.Error("a blank query was prepared")
+	}
+}

@@ -55,7 +55,7 @@ func (e *Engine) followContainers(ctx context.Context, rs []ranked, q Query) (ou
 			missing = append(missing, indexer.Hit{ID: id, Kind: ck, EntityID: a.Container.ID, Public: ck == kind.WorkPackage})
 		}
 	}
-	loaded, err := e.hydrate(ctx, missing)
+	loaded, err := e.hydrate(ctx, missing, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
+	"github.com/opsearch/opsearch/scorer"
 )
 
 // rankHead loads and ranks the head's hits for q, and returns them with
@@ -40,16 +41,20 @@ import (
 func (e *Engine) rankHead(ctx context.Context, head []indexer.Hit, q Query, prune bool) (rs []ranked, present int, skip []indexer.Hit, err error) {
 	k := q.Page * q.PageSize
 	sc := e.scaleOf(head)
-	if !prune || e.noPrune || e.opts.Ranker == RankIndex || strings.TrimSpace(q.Text) == "" ||
+	var prep *scorer.Prepared
+	if !e.plain {
+		prep = e.prepare(q, sc)
+	}
+	if !prune || e.plain || e.opts.Ranker == RankIndex || strings.TrimSpace(q.Text) == "" ||
 		len(head) <= k || k <= 0 || sc.top <= 0 || sc.maxWeight <= 0 {
-		cands, err := e.hydrate(ctx, head)
+		cands, err := e.hydrate(ctx, head, prep)
 		if err != nil {
 			return nil, 0, nil, err
 		}
 		if len(q.Statuses) > 0 {
 			cands = slices.DeleteFunc(cands, func(c *candidate) bool { return !hasStatus(c.wp, q.Statuses) })
 		}
-		return e.rank(cands, q, e.scaleOf(hitsOf(cands))), len(cands), nil, nil
+		return e.rank(cands, q, rescaled(cands, sc, e.scaleOf(hitsOf(cands)))), len(cands), nil, nil
 	}
 	// The k-th highest of the lowest scores the hits can have (an
 	// evidence of 0) is the bar: k hits reach its step whatever their
@@ -68,7 +73,7 @@ func (e *Engine) rankHead(ctx context.Context, head []indexer.Hit, q Query, prun
 			skip = append(skip, h)
 		}
 	}
-	cands, err := e.hydrate(ctx, load)
+	cands, err := e.hydrate(ctx, load, prep)
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -82,16 +87,29 @@ func (e *Engine) rankHead(ctx context.Context, head []indexer.Hit, q Query, prun
 		skip = slices.DeleteFunc(skip, func(h indexer.Hit) bool {
 			return slices.ContainsFunc(more, func(m indexer.Hit) bool { return m.ID == h.ID })
 		})
-		mc, err := e.hydrate(ctx, more)
+		mc, err := e.hydrate(ctx, more, prep)
 		if err != nil {
 			return nil, 0, nil, err
 		}
 		cands = append(cands, mc...)
 	}
 	if skip == nil {
-		sc = e.scaleOf(hitsOf(cands))
+		sc = rescaled(cands, sc, e.scaleOf(hitsOf(cands)))
 	}
 	return e.rank(cands, q, sc), len(cands), skip, nil
+}
+
+// rescaled returns the candidates' own scale sc, and drops the scores
+// hydrate gave them on scale from when sc normalises the scorer's field
+// scores by another weight (the only entity of the heaviest kind left the
+// store, or a status filter dropped it): rank then scores them again.
+func rescaled(cands []*candidate, from, sc scale) scale {
+	if sc.maxWeight != from.maxWeight {
+		for _, c := range cands {
+			c.res = nil
+		}
+	}
+	return sc
 }
 
 // bound is the highest ranking score h can have on scale sc, whatever

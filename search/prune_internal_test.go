@@ -13,10 +13,11 @@ import (
 	"github.com/opsearch/opsearch/openproject/optest"
 )
 
-// Setting aside the candidates that cannot reach the page (prune) must
-// not change any answer: every page of every generated query, through an
-// engine that prunes and one that loads the whole head, is the same
-// response, while the pruning engine loads fewer entities. The data set
+// Setting aside the candidates that cannot reach the page (rankHead), and
+// scoring candidates as they are loaded (hydrate), must not change any
+// answer: every page of every generated query, through an engine that
+// does both and one that loads the whole head and scores it in a pass of
+// its own, is the same response, while the first loads fewer entities. The data set
 // has attachments, whose containers move up beside them, meetings and
 // wiki pages beside the work packages, and custom weights in one case,
 // which change the weight the scorer normalises by.
@@ -48,7 +49,7 @@ func TestPruneKeepsEveryPage(t *testing.T) {
 					// each loaded for this one query.
 					pruning := New(s.Store, s.Index, tc.opts)
 					full := New(s.Store, s.Index, tc.opts)
-					full.noPrune = true
+					full.plain = true
 					got, err := pruning.Search(ctx, q)
 					if err != nil {
 						t.Fatalf("search %q: %v", q.Text, err)
@@ -96,7 +97,7 @@ func TestPruneBoundHolds(t *testing.T) {
 			if err != nil {
 				t.Fatalf("search %q: %v", lq.Query, err)
 			}
-			cands, err := e.hydrate(ctx, res.Hits)
+			cands, err := e.hydrate(ctx, res.Hits, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -111,8 +111,10 @@ type Engine struct {
 	// Options.Weights: what the scorer normalises by (maxDeclaredWeight)
 	// is then known from the hits' kinds, before any entity is loaded.
 	kindWeight map[kind.Kind]float64
-	// noPrune loads the whole head (tests compare the answers).
-	noPrune bool
+	// plain loads the whole head, then scores it in a pass of its own,
+	// as before rankHead set hits aside and hydrate scored (tests compare
+	// the answers).
+	plain bool
 }
 
 // indexCounts returns the index's per-kind counts, recounting when key
@@ -467,7 +469,7 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 			if skip := from - len(ranked); skip > 0 {
 				tail = tail[min(skip, len(tail)):]
 			}
-			tc, err := e.hydrate(ctx, tail)
+			tc, err := e.hydrate(ctx, tail, nil)
 			if err != nil {
 				return Response{}, err
 			}
@@ -607,19 +609,33 @@ func hasStatus(wp *openproject.WorkPackage, statuses []string) bool {
 type candidate struct {
 	hit indexer.Hit
 	*loaded
+	// res is the scorer's result for this query, when hydrate scored the
+	// candidate as it loaded it (rank scores the others).
+	res *scorer.Result
 }
 
 // hydrate loads the hits' entities in short read transactions, from the
-// cache where it holds them. Hits whose entity vanished from the store
-// (deleted since indexing) are dropped.
-func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate, error) {
+// cache where it holds them, and scores each with prep when it is set.
+// Hits whose entity vanished from the store (deleted since indexing) are
+// dropped.
+func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit, prep *scorer.Prepared) ([]*candidate, error) {
 	// Decoding is most of hydration (zstd, then CBOR, then markup to
 	// plain text) and each entity is decoded alone, so the candidates are
 	// spread over the cores, each goroutine in a read transaction of its
 	// own (a bbolt transaction is not safe for concurrent use): on an
-	// idle machine one search answers sooner. The candidates keep the
-	// hits' order.
+	// idle machine one search answers sooner. Each candidate is scored
+	// as it is loaded, while its text is in the core's cache, and in the
+	// same spread: a second one, for the scorer alone, waited again for
+	// the other core to wake. The candidates keep the hits' order.
 	loaded := make([]*candidate, len(hits))
+	score := func(c *candidate) *candidate {
+		if prep != nil {
+			if r, ok := prep.Score(c.record); ok {
+				c.res = &r
+			}
+		}
+		return c
+	}
 	err := spread.Run(len(hits), hydrateWorkers(len(hits)), func(take func() (int, bool)) error {
 		return e.st.View(ctx, func(tx *store.ReadTx) error {
 			gen := tx.Generation()
@@ -627,7 +643,7 @@ func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate,
 				h := hits[i]
 				key := h.DocID()
 				if l, ok := e.cache.get(gen, key); ok {
-					loaded[i] = &candidate{hit: h, loaded: l}
+					loaded[i] = score(&candidate{hit: h, loaded: l})
 					continue
 				}
 				c, found, err := e.load(tx, h)
@@ -636,7 +652,7 @@ func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit) ([]*candidate,
 				}
 				if found {
 					e.cache.put(gen, key, c.loaded)
-					loaded[i] = c
+					loaded[i] = score(c)
 				}
 			}
 			return nil
@@ -858,13 +874,22 @@ func (e *Engine) rank(cands []*candidate, q Query, sc scale) []ranked {
 	}
 	// Snippets and matched fields come from the scorer, without its gate:
 	// relevance is the index's (tf-idf over the words a candidate holds)
-	// and the coverage of the query's information.
-	p := e.opts.Params
-	p.MinScore = -1
+	// and the coverage of the query's information. Candidates hydrate
+	// scored are not scored again.
 	byIndex := make([]scorer.Result, len(cands))
-	so := scorer.Options{Params: p, CrossFieldWeight: e.opts.CrossFieldWeight, MaxWeight: sc.maxWeight}
-	for _, r := range scorer.Rank(records, q.Text, so) {
-		byIndex[r.Index] = r
+	var rest []scorer.Record
+	var at []int
+	for i, c := range cands {
+		if c.res != nil {
+			byIndex[i] = *c.res
+		} else {
+			rest, at = append(rest, c.record), append(at, i)
+		}
+	}
+	if len(rest) > 0 {
+		for _, r := range scorer.Rank(rest, q.Text, e.scorerOptions(sc)) {
+			byIndex[at[r.Index]] = r
+		}
 	}
 	out := make([]ranked, len(cands))
 	for i, c := range cands {
@@ -880,6 +905,25 @@ func (e *Engine) rank(cands []*candidate, q Query, sc scale) []ranked {
 		slices.SortStableFunc(out, e.compare)
 	}
 	return out
+}
+
+// scorerOptions are the scorer's options for ranking candidates on scale
+// sc: without its gate, since relevance is the index's and the coverage's
+// (rank).
+func (e *Engine) scorerOptions(sc scale) scorer.Options {
+	p := e.opts.Params
+	p.MinScore = -1
+	return scorer.Options{Params: p, CrossFieldWeight: e.opts.CrossFieldWeight, MaxWeight: sc.maxWeight}
+}
+
+// prepare prepares q for scoring candidates on scale sc as they are
+// loaded (hydrate); nil where rank scores otherwise: exact mode and
+// filter-only queries.
+func (e *Engine) prepare(q Query, sc scale) *scorer.Prepared {
+	if q.Exact {
+		return nil
+	}
+	return scorer.Prepare(q.Text, e.scorerOptions(sc))
 }
 
 // compare orders ranked candidates: by ranking score in steps of
