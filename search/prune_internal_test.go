@@ -11,24 +11,32 @@ import (
 	"github.com/opsearch/opsearch/internal/optesting/synced"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
+	"github.com/opsearch/opsearch/scorer"
 )
+
+// syncedQueries syncs a generated data set of wps work packages, with
+// wiki pages, meetings and attachments, and generates its labelled
+// queries, perKind of each kind. It skips in short mode.
+func syncedQueries(t *testing.T, seed int64, wps, perKind int) (*synced.Env, []scorer.LabelledQuery) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("syncs a %d work package data set; skipShort: checks what one call returns", wps)
+	}
+	d := opgen.Generate(opgen.GenOptions{Seed: seed, WorkPackages: wps, WikiPages: wps / 25, Meetings: wps / 25})
+	return synced.Start(t, d, optest.AdminKey), querygen.Generate(d, querygen.Options{Seed: seed, PerKind: perKind})
+}
 
 // Setting aside the candidates that cannot reach the page (rankHead), and
 // scoring candidates as they are loaded (hydrate), must not change any
 // answer: every page of every generated query, through an engine that
 // does both and one that loads the whole head and scores it in a pass of
-// its own, is the same response, while the first loads fewer entities. The data set
-// has attachments, whose containers move up beside them, meetings and
-// wiki pages beside the work packages, and custom weights in one case,
-// which change the weight the scorer normalises by.
+// its own, is the same response, while the first loads fewer entities.
+// The data set has attachments, whose containers move up beside them,
+// meetings and wiki pages beside the work packages, and custom weights in
+// one case, which change the weight the scorer normalises by.
 func TestPruneKeepsEveryPage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("syncs a 1,500 work package data set; skipShort: checks what one call returns")
-	}
 	ctx := context.Background()
-	d := opgen.Generate(opgen.GenOptions{Seed: 11, WorkPackages: 1500, WikiPages: 60, Meetings: 60})
-	s := synced.Start(t, d, optest.AdminKey)
-	queries := querygen.Generate(d, querygen.Options{Seed: 11, PerKind: 12})
+	s, queries := syncedQueries(t, 11, 1500, 12)
 	if len(queries) < 100 {
 		t.Fatalf("%d generated queries, want at least 100", len(queries))
 	}
@@ -82,13 +90,8 @@ func TestPruneKeepsEveryPage(t *testing.T) {
 // answers' equality above can miss a loose bound: most candidates past
 // the first score far below it.)
 func TestPruneBoundHolds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("syncs a 1,000 work package data set; skipShort: checks what one call returns")
-	}
 	ctx := context.Background()
-	d := opgen.Generate(opgen.GenOptions{Seed: 12, WorkPackages: 1000, WikiPages: 40, Meetings: 40})
-	s := synced.Start(t, d, optest.AdminKey)
-	queries := querygen.Generate(d, querygen.Options{Seed: 12, PerKind: 10})
+	s, queries := syncedQueries(t, 12, 1000, 10)
 	for _, opts := range []Options{{}, {CrossFieldWeight: 4}, {Weights: map[string]float64{"work_package.description": 3}}} {
 		e := New(s.Store, s.Index, opts)
 		var checked, high int
