@@ -180,16 +180,8 @@ func Prepare(query string, opts Options) *Prepared {
 // and reports whether it passes the gate (Params.MinScore). Result.Index
 // is the caller's.
 func (p *Prepared) Score(r Record) (Result, bool) {
-	t := scratchTokenizers.Get().(*tokenizer)
-	defer func() {
-		if cap(t.toks) <= maxPooledTokens {
-			scratchTokenizers.Put(t)
-		}
-	}()
-	var bests []float64
-	if p.k.crossWeight > 0 && len(p.k.qs) > 1 {
-		bests = make([]float64, len(p.k.qs))
-	}
+	t, bests, done := p.k.scratch()
+	defer done()
 	return p.k.score(t, bests, r)
 }
 
@@ -207,20 +199,27 @@ func rankWorkers(n int) int {
 // for the cross-field score, each query token's best score over a
 // record's fields.
 func (k *ranker) scoreEach(take func() (int, bool), records []Record, scored []Result, passed []bool) {
-	t := scratchTokenizers.Get().(*tokenizer)
-	defer func() {
-		if cap(t.toks) <= maxPooledTokens {
-			scratchTokenizers.Put(t)
-		}
-	}()
-	var bests []float64
-	if k.crossWeight > 0 && len(k.qs) > 1 {
-		bests = make([]float64, len(k.qs))
-	}
+	t, bests, done := k.scratch()
+	defer done()
 	for ri, ok := take(); ok; ri, ok = take() {
 		if res, ok := k.score(t, bests, records[ri]); ok {
 			res.Index = ri
 			scored[ri], passed[ri] = res, true
+		}
+	}
+}
+
+// scratch returns a scorer's scratch: a tokenizer from the pool and, for
+// the cross-field score, room for each query token's best score over a
+// record's fields (nil turns it off); done gives the tokenizer back.
+func (k *ranker) scratch() (t *tokenizer, bests []float64, done func()) {
+	t = scratchTokenizers.Get().(*tokenizer)
+	if k.crossWeight > 0 && len(k.qs) > 1 {
+		bests = make([]float64, len(k.qs))
+	}
+	return t, bests, func() {
+		if cap(t.toks) <= maxPooledTokens {
+			scratchTokenizers.Put(t)
 		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 // page shows k = Page×PageSize of the head's 30 or more. A candidate's
 // ranking score (rankScore) grows with its coverage and relative index
 // score, which the hit carries, and with the scorer's evidence, which
-// needs the text but lies between 0 and a most (bound): every hit has a
+// needs the text but lies between 0 and a ceiling (bound): every hit has a
 // lowest and a highest possible score before it is loaded. When k hits'
 // lowest scores reach a step of the ranking (quantize) above a hit's
 // highest, those k outrank it on the first sort key, so it cannot be on
@@ -34,10 +34,10 @@ import (
 //
 // On generated queries (TestPruneKeepsEveryPage: pages of 1 to 20) it
 // loads 30% fewer entities: most of a head scores in the lowest steps,
-// where the bounds overlap. Scoring the k best-bounded hits first and setting aside by
-// their real scores set aside hardly more, and the two rounds, each too
-// small to spread over the cores, made queries slower (README,
-// Benchmarks).
+// where the bounds overlap. Scoring the k best-bounded hits first and
+// setting the rest aside by their real scores set aside hardly more, and
+// the two rounds, each too small to spread over the cores, made queries
+// slower (README, Benchmarks).
 func (e *Engine) rankHead(ctx context.Context, head []indexer.Hit, q Query, prune bool) (rs []ranked, present int, skip []indexer.Hit, err error) {
 	k := q.Page * q.PageSize
 	sc := e.scaleOf(head)
