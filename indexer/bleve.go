@@ -464,22 +464,44 @@ func mergeSegments(ctx context.Context, nidx bleve.Index) error {
 	return nil
 }
 
-// reclaimWait bounds awaitReclaim.
-const reclaimWait = 10 * time.Second
+// reclaimWait bounds awaitReclaim; reclaimNudge is how long it waits
+// before it wakes scorch's persister again.
+const (
+	reclaimWait  = 10 * time.Second
+	reclaimNudge = 250 * time.Millisecond
+)
+
+// reclaimNudgeKey is an internal key no one sets: deleting it is a write
+// of nothing, which wakes scorch's persister (awaitReclaim).
+const reclaimNudgeKey = "opsearch.reclaim"
 
 // awaitReclaim waits, at most reclaimWait, until scorch has removed the
 // segment files a merge replaced. It removes them only once its
 // persister is idle, usually milliseconds after the merge; a process that
 // exits right after merging (opsearch sync after a first crawl) would
 // otherwise leave the index twice its size on disk until the next open.
+// The persister removes them when it goes idle, and only those of
+// snapshots already released: a snapshot released after that (the
+// merge's own, or a search's, on a loaded machine) kept its files until
+// the next write, and a CI run waited out the whole reclaimWait with
+// three replaced segments on disk. So every reclaimNudge it writes
+// nothing (an internal key's deletion: a new epoch without a segment),
+// and the persister, woken, removes them.
 func awaitReclaim(ctx context.Context, s *scorch.Scorch) {
 	deadline := time.Now().Add(reclaimWait)
+	nudge := time.Now().Add(reclaimNudge)
 	for time.Now().Before(deadline) {
 		m := s.StatsMap()
 		files, _ := m["CurOnDiskFiles"].(uint64)
 		atRoot, ok := m["TotFileSegmentsAtRoot"].(uint64)
 		if !ok || files <= atRoot+1 { // the segments and root.bolt
 			return
+		}
+		if time.Now().After(nudge) {
+			if err := s.DeleteInternal([]byte(reclaimNudgeKey)); err != nil {
+				return // closed under us: nothing more to wait for
+			}
+			nudge = time.Now().Add(reclaimNudge)
 		}
 		select {
 		case <-ctx.Done():

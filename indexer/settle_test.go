@@ -3,12 +3,15 @@ package indexer
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"github.com/opsearch/opsearch/openproject"
 )
 
@@ -147,5 +150,70 @@ func TestMergeSegmentsMakesOne(t *testing.T) {
 	}
 	if n, err := idx.DocCount(); err != nil || n != batches*perBatch {
 		t.Errorf("DocCount = %d, %v; want %d", n, err, batches*perBatch)
+	}
+}
+
+// A search that holds the segments a merge replaces, and lets them go
+// only after scorch's persister has gone idle, would keep their files on
+// disk until the next write; awaitReclaim wakes the persister, so they
+// are gone when it returns.
+func TestReclaimAfterLateRelease(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "index")
+	b, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	for p := range 6 {
+		docs := make([]Document, 0, 50)
+		for i := range 50 {
+			id := int64(p*50 + i + 1)
+			docs = append(docs, FromWorkPackage(openproject.WorkPackage{ID: id, Subject: fmt.Sprintf("Rotate the signing key %d", id),
+				Project: ref(1, "Platform"), Type: ref(2, "Task"), Status: ref(1, "New")}, nil))
+		}
+		if err := b.Index(ctx, docs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	adv, err := b.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := adv.(*scorch.Scorch)
+	if n := segmentsAtRoot(s); n < 2 {
+		t.Fatalf("6 writes left %d segments; the test needs several", n)
+	}
+	held, err := s.Reader() // a search in flight across the merge
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := mergeplan.SingleSegmentMergePlanOptions
+	plan.SegmentsPerMergeTask = math.MaxInt32
+	if err := s.ForceMerge(ctx, &plan); err != nil {
+		t.Fatal(err)
+	}
+	// Let the persister persist the merge and go idle (it counts a wait
+	// right after its idle clean-up) while the search still holds the
+	// old segments.
+	var waits any
+	for range 20_000 {
+		m := s.StatsMap()
+		if m["LastPersistedEpoch"] == m["CurRootEpoch"] {
+			if waits == nil {
+				waits = m["TotPersistLoopWait"]
+			} else if m["TotPersistLoopWait"] != waits {
+				break
+			}
+		}
+		runtime.Gosched()
+	}
+	if err := held.Close(); err != nil {
+		t.Fatal(err)
+	}
+	awaitReclaim(ctx, s)
+	m := s.StatsMap()
+	if files, atRoot := m["CurOnDiskFiles"].(uint64), m["TotFileSegmentsAtRoot"].(uint64); files != atRoot+1 {
+		t.Errorf("after awaitReclaim %d files on disk for %d segments: the replaced ones stayed", files, atRoot)
 	}
 }
