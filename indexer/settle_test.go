@@ -33,6 +33,27 @@ func segmentsAtRoot(s *scorch.Scorch) uint64 {
 	return files + mem
 }
 
+// signingKey is work package id's document: "Rotate the signing key <id>".
+func signingKey(id int64) Document {
+	return FromWorkPackage(openproject.WorkPackage{ID: id, Subject: fmt.Sprintf("Rotate the signing key %d", id),
+		Project: ref(1, "Platform"), Type: ref(2, "Task"), Status: ref(1, "New")}, nil)
+}
+
+// writePages indexes work packages 1 to pages×perPage in pages calls, as
+// a first crawl's pages come: each call leaves a segment.
+func writePages(t *testing.T, b *Bleve, pages, perPage int) {
+	t.Helper()
+	for p := range pages {
+		docs := make([]Document, 0, perPage)
+		for i := range perPage {
+			docs = append(docs, signingKey(int64(p*perPage+i+1)))
+		}
+		if err := b.Index(context.Background(), docs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestSettle: many writes in small calls (a first crawl's pages) leave
 // several segments, which Settle merges into one; a few writes after
 // that are left to scorch, and a search finds the same either way.
@@ -44,23 +65,11 @@ func TestSettle(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	wp := func(id int64) Document {
-		return FromWorkPackage(openproject.WorkPackage{ID: id, Subject: fmt.Sprintf("Rotate the signing key %d", id),
-			Project: ref(1, "Platform"), Type: ref(2, "Task"), Status: ref(1, "New")}, nil)
-	}
 	if merged, err := b.Settle(ctx); err != nil || merged {
 		t.Fatalf("Settle on an empty index = %v, %v; want false, nil", merged, err)
 	}
 	const pages, perPage = 12, 100
-	for p := range pages {
-		docs := make([]Document, 0, perPage)
-		for i := range perPage {
-			docs = append(docs, wp(int64(p*perPage+i+1)))
-		}
-		if err := b.Index(ctx, docs...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writePages(t, b, pages, perPage)
 	before := search(t, b, SearchOptions{Query: "signing key 1107", Size: 5})
 	if n := segments(t, b); n < 2 {
 		t.Fatalf("%d pages left %d segments; the test needs several", pages, n)
@@ -92,7 +101,7 @@ func TestSettle(t *testing.T) {
 	}
 
 	// A handful of updates is not worth rewriting the index for.
-	if err := b.Index(ctx, wp(1), wp(2), wp(3)); err != nil {
+	if err := b.Index(ctx, signingKey(1), signingKey(2), signingKey(3)); err != nil {
 		t.Fatal(err)
 	}
 	if merged, err := b.Settle(ctx); err != nil || merged {
@@ -159,23 +168,12 @@ func TestMergeSegmentsMakesOne(t *testing.T) {
 // are gone when it returns.
 func TestReclaimAfterLateRelease(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "index")
-	b, err := Open(dir, Options{})
+	b, err := Open(filepath.Join(t.TempDir(), "index"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	for p := range 6 {
-		docs := make([]Document, 0, 50)
-		for i := range 50 {
-			id := int64(p*50 + i + 1)
-			docs = append(docs, FromWorkPackage(openproject.WorkPackage{ID: id, Subject: fmt.Sprintf("Rotate the signing key %d", id),
-				Project: ref(1, "Platform"), Type: ref(2, "Task"), Status: ref(1, "New")}, nil))
-		}
-		if err := b.Index(ctx, docs...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writePages(t, b, 6, 50)
 	adv, err := b.idx.Advanced()
 	if err != nil {
 		t.Fatal(err)
