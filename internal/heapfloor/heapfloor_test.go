@@ -12,21 +12,28 @@ import (
 func TestPercent(t *testing.T) {
 	const mb = 1 << 20
 	for _, tc := range []struct {
-		name           string
-		base           int
-		live, headroom uint64
-		want           int
+		name                  string
+		base                  int
+		live, roots, headroom uint64
+		want                  int
 	}{
-		{"small heap: headroom over live", 100, 8 * mb, 32 * mb, 400},
-		{"large heap keeps the base", 100, 120 * mb, 32 * mb, 100},
-		{"the base is a floor", 200, 20 * mb, 32 * mb, 200},
-		{"almost nothing live is capped", 100, 1024, 32 * mb, 5000},
-		{"before the first collection", 100, 0, 32 * mb, 100},
-		{"collector off stays off", -1, 8 * mb, 32 * mb, -1},
+		{"small heap: headroom over live and roots", 100, 8 * mb, 0, 32 * mb, 400},
+		{"roots count as the runtime counts them", 100, 6 * mb, 2 * mb, 32 * mb, 400},
+		// 3200/7 is 457.1: at 457 the heap could grow 31.99 MiB.
+		{"rounded up, never short of the headroom", 100, 7 * mb, 0, 32 * mb, 458},
+		{"small heap: the heap minimum reaches the headroom first", 100, 3 * mb, 0, 32 * mb, 875},
+		// 32 MiB over 1 MiB live would be GOGC=3200, whose minimum heap
+		// (4 MiB × 32) is a 128 MiB goal; 825 gives 33 MiB.
+		{"tiny heap: the heap minimum reaches the headroom first", 100, 1 * mb, 0, 32 * mb, 825},
+		{"large heap keeps the base", 100, 120 * mb, 0, 32 * mb, 100},
+		{"the base is a floor", 200, 20 * mb, 0, 32 * mb, 200},
+		{"a huge headroom is capped", 100, 1024, 0, 1 << 30, 5000},
+		{"before the first collection", 100, 0, 0, 32 * mb, 100},
+		{"collector off stays off", -1, 8 * mb, 0, 32 * mb, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := heapfloor.Percent(tc.base, tc.live, tc.headroom); got != tc.want {
-				t.Errorf("Percent(%d, %d, %d) = %d, want %d", tc.base, tc.live, tc.headroom, got, tc.want)
+			if got := heapfloor.Percent(tc.base, tc.live, tc.roots, tc.headroom); got != tc.want {
+				t.Errorf("Percent(%d, %d, %d, %d) = %d, want %d", tc.base, tc.live, tc.roots, tc.headroom, got, tc.want)
 			}
 		})
 	}
@@ -82,6 +89,37 @@ func TestKeepAdjustsTheCollector(t *testing.T) {
 	}
 	if got := gogc(); got != 150 {
 		t.Errorf("collections after Stop set GOGC to %d", got)
+	}
+}
+
+// The collector's goal after a collection is the headroom past the live
+// heap, not more: reckoned from the live heap alone, the goal of a test
+// binary's few live megabytes was the runtime's heap minimum scaled by a
+// GOGC in the thousands, tens of megabytes past the headroom.
+func TestKeepGivesTheHeadroom(t *testing.T) {
+	const headroom = 32 << 20
+	base := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(base)
+	f := heapfloor.Keep(headroom)
+	defer f.Stop()
+	var live, goal uint64
+	read := func() {
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}}
+		metrics.Read(s)
+		live, goal = s[0].Value.Uint64(), s[1].Value.Uint64()
+	}
+	// The floor is set by a cleanup after the collection: wait for a
+	// GOGC above the base, then for the goal it gives.
+	collectUntil(t, func() bool { return gogc() > 100 })
+	collectUntil(t, func() bool {
+		read()
+		return goal >= live+headroom
+	})
+	if live > headroom/4 {
+		t.Skipf("%d bytes live: not the small heap this test is about", live)
+	}
+	if over := goal - live - headroom; over > 1<<20 {
+		t.Errorf("goal %d MiB with %d MiB live (GOGC %d): %d KiB past the headroom of 32 MiB", goal>>20, live>>20, gogc(), over>>10)
 	}
 }
 
