@@ -26,8 +26,16 @@ type attemptKey struct{}
 // paces its own requests (sync's concurrency limiter) learns of a 429 or
 // a 503 that the client then waited out and retried by itself, and of its
 // Retry-After. f is called from the goroutine making the call and must
-// not block.
+// not block. Observers nest: one already on ctx (a sync counting its
+// requests) still sees every attempt, after f.
 func WithAttemptObserver(ctx context.Context, f func(Attempt)) context.Context {
+	if outer, ok := ctx.Value(attemptKey{}).(func(Attempt)); ok {
+		inner := f
+		f = func(a Attempt) {
+			inner(a)
+			outer(a)
+		}
+	}
 	return context.WithValue(ctx, attemptKey{}, f)
 }
 

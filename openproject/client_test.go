@@ -698,7 +698,14 @@ func TestClient_AttemptObserver(t *testing.T) {
 			}
 			f.srv.SetFaults(tt.faults)
 			var got []time.Duration
-			ctx := openproject.WithAttemptObserver(t.Context(), func(a openproject.Attempt) {
+			// An observer set before (a sync counting its requests)
+			// sees every attempt too, after the inner one.
+			var outer int
+			ctx := openproject.WithAttemptObserver(t.Context(), func(openproject.Attempt) { outer++ })
+			ctx = openproject.WithAttemptObserver(ctx, func(a openproject.Attempt) {
+				if outer != len(got) {
+					t.Errorf("the outer observer saw attempt %d before the inner one", outer)
+				}
 				if a.Err == nil {
 					got = append(got, -1)
 					return
@@ -713,6 +720,9 @@ func TestClient_AttemptObserver(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("attempts %v, want %v", got, tt.want)
+			}
+			if outer != len(tt.want) {
+				t.Errorf("the outer observer saw %d attempts, want %d", outer, len(tt.want))
 			}
 		})
 	}
