@@ -19,6 +19,8 @@ type Summary struct {
 	Concurrency     int `json:"concurrency,omitempty"`
 	PeakConcurrency int `json:"peakConcurrency,omitempty"`
 	Backoffs        int `json:"backoffs,omitempty"`
+	// MergeMS is the Report's Merge: the index's merge after the writes.
+	MergeMS int64 `json:"mergeMs,omitempty"`
 	// Kinds is keyed by kind, in the singular; decoding also accepts the
 	// plural keys of an earlier opsearch (kind.Kind.UnmarshalText).
 	Kinds map[kind.Kind]KindSummary `json:"kinds"`
@@ -31,14 +33,19 @@ type KindSummary struct {
 	Deleted     int    `json:"deleted"`
 	Error       string `json:"error,omitempty"`
 	Unsupported bool   `json:"unsupported,omitempty"`
+	// DurationMS and Requests are the kind's share of the sync.
+	DurationMS int64 `json:"durationMs,omitempty"`
+	Requests   int   `json:"requests,omitempty"`
 }
 
 // Summary returns r in plain data.
 func (r Report) Summary() Summary {
 	s := Summary{Started: r.Started, DurationMS: r.Duration.Milliseconds(), Requests: r.Requests,
-		Concurrency: r.Concurrency, PeakConcurrency: r.PeakConcurrency, Backoffs: r.Backoffs, Kinds: map[kind.Kind]KindSummary{}}
+		Concurrency: r.Concurrency, PeakConcurrency: r.PeakConcurrency, Backoffs: r.Backoffs,
+		MergeMS: r.Merge.Milliseconds(), Kinds: map[kind.Kind]KindSummary{}}
 	for k, kr := range r.Kinds {
-		ks := KindSummary{Fetched: kr.Fetched, Updated: kr.Updated, Deleted: kr.Deleted, Unsupported: kr.Unsupported}
+		ks := KindSummary{Fetched: kr.Fetched, Updated: kr.Updated, Deleted: kr.Deleted, Unsupported: kr.Unsupported,
+			DurationMS: kr.Duration.Milliseconds(), Requests: kr.Requests}
 		if kr.Err != nil {
 			ks.Error = kr.Err.Error()
 		}
@@ -51,9 +58,11 @@ func (r Report) Summary() Summary {
 // with its message, for printing a sync that ran in another process.
 func (s Summary) Report() Report {
 	r := Report{Started: s.Started, Duration: time.Duration(s.DurationMS) * time.Millisecond, Requests: s.Requests,
-		Concurrency: s.Concurrency, PeakConcurrency: s.PeakConcurrency, Backoffs: s.Backoffs, Kinds: map[kind.Kind]*KindReport{}}
+		Concurrency: s.Concurrency, PeakConcurrency: s.PeakConcurrency, Backoffs: s.Backoffs,
+		Merge: time.Duration(s.MergeMS) * time.Millisecond, Kinds: map[kind.Kind]*KindReport{}}
 	for k, ks := range s.Kinds {
-		kr := &KindReport{Fetched: ks.Fetched, Updated: ks.Updated, Deleted: ks.Deleted, Unsupported: ks.Unsupported}
+		kr := &KindReport{Fetched: ks.Fetched, Updated: ks.Updated, Deleted: ks.Deleted, Unsupported: ks.Unsupported,
+			Duration: time.Duration(ks.DurationMS) * time.Millisecond, Requests: ks.Requests}
 		if ks.Error != "" {
 			kr.Err = errors.New(ks.Error)
 		}

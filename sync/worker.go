@@ -363,8 +363,8 @@ func (w *Worker) shared() bool { return w.opts.Shared != nil }
 type Report struct {
 	Started  time.Time
 	Duration time.Duration
-	// Requests counts the API calls the worker made (client-side retries
-	// of one call count once).
+	// Requests counts the HTTP requests the worker made, as the server
+	// saw them: each retry of the client counts.
 	Requests int
 	// Concurrency is the limit on parallel per-item requests at the end
 	// of the sync, the one it settled on; PeakConcurrency is the highest
@@ -372,6 +372,9 @@ type Report struct {
 	// timeouts). With Options.Concurrency set, both are that number.
 	Concurrency, PeakConcurrency, Backoffs int
 	Kinds                                  map[kind.Kind]*KindReport
+	// Merge is the time the index took to merge into one segment after
+	// the writes (a first crawl, a large update); zero when it did not.
+	Merge time.Duration
 }
 
 // KindReport is what one sync did to one kind.
@@ -388,6 +391,12 @@ type KindReport struct {
 	Err error
 	// Unsupported is set when the server cannot provide the kind.
 	Unsupported bool
+	// Duration is how long the kind's run took, and Requests the API
+	// calls it made: the kinds run one after the other, so a kind's share
+	// of the sync's time can be set against its own API-bound floor
+	// (Requests × latency ÷ concurrency).
+	Duration time.Duration
+	Requests int
 }
 
 // Err returns the errors of all kinds joined, nil when every kind ran.
@@ -444,8 +453,11 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 			release()
 		}()
 	}
-	r := &run{report: &rep}
-	r.api = countingAPI{API: w.api, n: &r.calls}
+	r := &run{report: &rep, api: w.api}
+	// Every HTTP exchange counts, as the server sees it: the client's
+	// retries, and its own lookups behind a call (the capability probe,
+	// the statuses it reads once), each cost the API's latency.
+	ctx = openproject.WithAttemptObserver(ctx, func(openproject.Attempt) { r.calls.Add(1) })
 	w.lim.begin()
 	defer func() {
 		rep.Duration = w.opts.Now().Sub(rep.Started)
@@ -471,7 +483,9 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 		}{k, steps[k]}
 		kr := &KindReport{}
 		rep.Kinds[s.kind] = kr
+		began, calls := w.opts.Now(), r.calls.Load()
 		kr.Err = w.runKind(ctx, r, s.kind, kr, s.fn)
+		kr.Duration, kr.Requests = w.opts.Now().Sub(began), int(r.calls.Load()-calls)
 		if kr.Err != nil && ctx.Err() == nil {
 			w.log.Warn("sync kind failed", "kind", s.kind, "error", kr.Err)
 		}
@@ -487,7 +501,8 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 		if merged, serr := w.idx.Settle(ctx); serr != nil {
 			w.log.Warn("settle index", "error", serr)
 		} else if merged {
-			w.log.Info("index merged after sync", "took", w.opts.Now().Sub(start).Round(time.Millisecond))
+			rep.Merge = w.opts.Now().Sub(start)
+			w.log.Info("index merged after sync", "took", rep.Merge.Round(time.Millisecond))
 		}
 	}
 	err = rep.Err()
@@ -780,70 +795,4 @@ func sameJSON(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(x) == string(y)
-}
-
-// countingAPI counts the calls made through it.
-type countingAPI struct {
-	API
-	n *atomic.Int64
-}
-
-func (c countingAPI) ListProjects(ctx context.Context, o openproject.ListOptions) (openproject.Page[openproject.Project], error) {
-	c.n.Add(1)
-	return c.API.ListProjects(ctx, o)
-}
-
-func (c countingAPI) Project(ctx context.Context, id string) (openproject.Project, error) {
-	c.n.Add(1)
-	return c.API.Project(ctx, id)
-}
-
-func (c countingAPI) ListWorkPackages(ctx context.Context, o openproject.ListOptions) (openproject.Page[openproject.WorkPackage], error) {
-	c.n.Add(1)
-	return c.API.ListWorkPackages(ctx, o)
-}
-
-func (c countingAPI) Activities(ctx context.Context, id int64) ([]openproject.Activity, error) {
-	c.n.Add(1)
-	return c.API.Activities(ctx, id)
-}
-
-func (c countingAPI) WikiPage(ctx context.Context, id int64) (openproject.WikiPage, error) {
-	c.n.Add(1)
-	return c.API.WikiPage(ctx, id)
-}
-
-func (c countingAPI) ListMeetings(ctx context.Context, o openproject.ListOptions) (openproject.Page[openproject.Meeting], error) {
-	c.n.Add(1)
-	return c.API.ListMeetings(ctx, o)
-}
-
-func (c countingAPI) Meeting(ctx context.Context, id int64) (openproject.Meeting, error) {
-	c.n.Add(1)
-	return c.API.Meeting(ctx, id)
-}
-
-func (c countingAPI) AgendaItems(ctx context.Context, id int64) ([]openproject.AgendaItem, error) {
-	c.n.Add(1)
-	return c.API.AgendaItems(ctx, id)
-}
-
-func (c countingAPI) WorkPackageAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error) {
-	c.n.Add(1)
-	return c.API.WorkPackageAttachments(ctx, id)
-}
-
-func (c countingAPI) WikiPageAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error) {
-	c.n.Add(1)
-	return c.API.WikiPageAttachments(ctx, id)
-}
-
-func (c countingAPI) MeetingAttachments(ctx context.Context, id int64) ([]openproject.Attachment, error) {
-	c.n.Add(1)
-	return c.API.MeetingAttachments(ctx, id)
-}
-
-func (c countingAPI) AttachmentContent(ctx context.Context, id, max int64) ([]byte, string, error) {
-	c.n.Add(1)
-	return c.API.AttachmentContent(ctx, id, max)
 }

@@ -120,7 +120,7 @@ func dialHolder(ctx context.Context, e env, dir string) (*control.Client, error)
 
 func printSyncReport(w io.Writer, rep sync.Report, dir string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tFETCHED\tUPDATED\tDELETED\tRESULT")
+	fmt.Fprintln(tw, "KIND\tFETCHED\tUPDATED\tDELETED\tREQUESTS\tTIME\tRESULT")
 	for _, k := range kind.All() {
 		kr := rep.Kinds[k]
 		if kr == nil {
@@ -133,10 +133,13 @@ func printSyncReport(w io.Writer, rep sync.Report, dir string) {
 		case kr.Unsupported:
 			result = "not supported by this server"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", k, kr.Fetched, kr.Updated, kr.Deleted, result)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\n", k, kr.Fetched, kr.Updated, kr.Deleted, kr.Requests, kr.Duration.Round(time.Millisecond), result)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "synced in %s with %d requests into %s\n", rep.Duration.Round(time.Millisecond), rep.Requests, dir)
+	if rep.Merge > 0 {
+		fmt.Fprintf(w, "index merged into one segment in %s, after the writes\n", rep.Merge.Round(time.Millisecond))
+	}
 	if rep.Concurrency > 0 {
 		fmt.Fprintf(w, "per-item requests: %d in parallel at the end, %d at most, %d backoffs\n", rep.Concurrency, rep.PeakConcurrency, rep.Backoffs)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -39,6 +40,13 @@ func TestCommands_SyncSearchStatus(t *testing.T) {
 	out := runOK("sync")
 	if !strings.Contains(out, "work_package") || strings.Contains(out, "work_packages") || !strings.Contains(out, "synced in") {
 		t.Errorf("sync summary: %s", out)
+	}
+	// Each kind's row gives its requests and time: a first crawl makes
+	// one projects request and more for the work packages.
+	if !regexp.MustCompile(`(?m)^KIND +FETCHED +UPDATED +DELETED +REQUESTS +TIME +RESULT$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^project +\d+ +\d+ +0 +1 +[0-9.]+m?s +ok$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^work_package +\d+ +\d+ +0 +[1-9]\d+ +[0-9.]+m?s +ok$`).MatchString(out) {
+		t.Errorf("sync summary lacks the kinds' requests and time:\n%s", out)
 	}
 
 	// Search works offline: point the base URL elsewhere and drop the key.
