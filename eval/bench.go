@@ -20,6 +20,7 @@ import (
 
 	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -81,6 +82,10 @@ type BenchSync struct {
 	Backoffs        int `json:"backoffs"`
 	// FloorMS is the API-bound floor: requests × latency ÷ concurrency.
 	FloorMS float64 `json:"floorMs"`
+	// Kinds splits the initial sync by kind, in the order they ran, each
+	// against its own floor; MergeMS is the index's merge after them.
+	Kinds   []BenchKindSync `json:"kinds"`
+	MergeMS float64         `json:"mergeMs"`
 	// ResyncMS and ResyncRequests are an immediate second sync with no
 	// changes on the server.
 	ResyncMS       float64 `json:"resyncMs"`
@@ -94,6 +99,16 @@ type BenchSync struct {
 	// IndexMB and StoreMB are the sizes on disk.
 	IndexMB float64 `json:"indexMb"`
 	StoreMB float64 `json:"storeMb"`
+}
+
+// BenchKindSync is one kind's share of the initial sync.
+type BenchKindSync struct {
+	Kind     kind.Kind `json:"kind"`
+	MS       float64   `json:"ms"`
+	Requests int       `json:"requests"`
+	// FloorMS is the kind's own floor: its requests × latency ÷ the
+	// sync's concurrency.
+	FloorMS float64 `json:"floorMs"`
 }
 
 // BenchSearch is one search method's figures over the query set.
@@ -188,6 +203,13 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	rep.Sync.Requests = sr.Requests
 	rep.Sync.Concurrency, rep.Sync.PeakConcurrency, rep.Sync.Backoffs = sr.Concurrency, sr.PeakConcurrency, sr.Backoffs
 	rep.Sync.FloorMS = float64(sr.Requests) * ms(o.Latency) / float64(rep.Sync.Concurrency)
+	for _, k := range kind.All() {
+		if kr := sr.Kinds[k]; kr != nil {
+			rep.Sync.Kinds = append(rep.Sync.Kinds, BenchKindSync{Kind: k, MS: ms(kr.Duration), Requests: kr.Requests,
+				FloorMS: float64(kr.Requests) * ms(o.Latency) / float64(rep.Sync.Concurrency)})
+		}
+	}
+	rep.Sync.MergeMS = ms(sr.Merge)
 
 	start = time.Now()
 	sr, err = w.Sync(ctx)
@@ -386,6 +408,12 @@ func (r *BenchReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "initial sync      %10.0f ms  (%d requests; API-bound floor %d × %.0f ms ÷ %d = %.0f ms, %.2f× the floor;\n",
 		s.InitialMS, s.Requests, s.Requests, r.LatencyMS, s.Concurrency, s.FloorMS, s.InitialMS/max(s.FloorMS, 1))
 	fmt.Fprintf(w, "                                concurrency chosen %d, at most %d, %d backoffs)\n", s.Concurrency, s.PeakConcurrency, s.Backoffs)
+	for _, k := range s.Kinds {
+		fmt.Fprintf(w, "  %-15s %10.0f ms  (%d requests; floor %.0f ms, %.2f× it)\n", k.Kind, k.MS, k.Requests, k.FloorMS, k.MS/max(k.FloorMS, 1))
+	}
+	if s.MergeMS > 0 {
+		fmt.Fprintf(w, "  %-15s %10.0f ms  (the index's merge after the writes)\n", "merge", s.MergeMS)
+	}
 	fmt.Fprintf(w, "unchanged re-sync %10.0f ms  (%d requests)\n", s.ResyncMS, s.ResyncRequests)
 	fmt.Fprintf(w, "indexing          %10.0f docs/s (rebuild of %d documents from the store)\n", s.IndexDocsPerSec, s.Documents)
 	fmt.Fprintf(w, "peak memory       %10.1f MiB (VmHWM)\n", s.PeakRSSMB)

@@ -3,6 +3,8 @@ package eval
 import (
 	"bytes"
 	"context"
+	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,10 +35,24 @@ func TestBenchSmall(t *testing.T) {
 	if rep.Opsearch.Recall10 < rep.Reference.Recall10 {
 		t.Errorf("opsearch recall@10 %.4f below the reference's %.4f", rep.Opsearch.Recall10, rep.Reference.Recall10)
 	}
+	// The sync is split by kind, each against its own floor: the
+	// kinds' requests are the sync's.
+	var sum int
+	var floor float64
+	for _, k := range rep.Sync.Kinds {
+		sum += k.Requests
+		floor += k.FloorMS
+	}
+	if len(rep.Sync.Kinds) != 5 || sum != rep.Sync.Requests || math.Abs(floor-rep.Sync.FloorMS) > 0.01 {
+		t.Errorf("the kinds' %d requests (floor %.2f ms) against the sync's %d (%.2f ms): %+v", sum, floor, rep.Sync.Requests, rep.Sync.FloorMS, rep.Sync.Kinds)
+	}
 	var b bytes.Buffer
 	rep.WriteText(&b)
 	if !strings.Contains(b.String(), "recall@10") {
 		t.Errorf("text report lacks recall@10:\n%s", b.String())
+	}
+	if !regexp.MustCompile(`(?m)^  work_package +\d+ ms  \(\d+ requests; floor \d+ ms, [0-9.]+× it\)$`).MatchString(b.String()) {
+		t.Errorf("text report lacks the work packages' share of the sync:\n%s", b.String())
 	}
 	t.Log("\n" + b.String())
 }
