@@ -391,8 +391,8 @@ type KindReport struct {
 	Err error
 	// Unsupported is set when the server cannot provide the kind.
 	Unsupported bool
-	// Duration is how long the kind's run took, and Requests the API
-	// calls it made: the kinds run one after the other, so a kind's share
+	// Duration is how long the kind's run took, and Requests the HTTP
+	// requests it made: the kinds run one after the other, so a kind's share
 	// of the sync's time can be set against its own API-bound floor
 	// (Requests × latency ÷ concurrency).
 	Duration time.Duration
