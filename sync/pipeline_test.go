@@ -110,3 +110,27 @@ func TestSync_WikiProbeRoundsFillTheSlots(t *testing.T) {
 		}
 	})
 }
+
+// TestSync_ReportsRequestLatency: each kind's report says how long its
+// requests took. The fake answers in memory, within a synctest bubble,
+// with 20 ms of fake time for the requests under /api/v3/work_packages/
+// (each work package's activities) and at once for the rest.
+func TestSync_ReportsRequestLatency(t *testing.T) {
+	d := opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 200, WikiPages: -1, Meetings: -1})
+	synctest.Test(t, func(t *testing.T) {
+		c := slowAPI(t, d, "/api/v3/work_packages/", 20*time.Millisecond)
+		w := NewWorker(c, openStore(t), newMemIndex(), Options{PageSize: 100, Concurrency: 4, WikiDeepMissRun: 1, Attachments: AttachmentOptions{Off: true}})
+		rep, err := w.Sync(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 200 activity requests of 20 ms and two listings at once.
+		wp := rep.Kinds[kind.WorkPackage]
+		if wp.Requests < 200 || !near(wp.Latency.Median, 20*time.Millisecond) || !near(wp.Latency.P90, 20*time.Millisecond) {
+			t.Errorf("work packages: %d requests, latency %+v, want a median and p90 of 20 ms", wp.Requests, wp.Latency)
+		}
+		if p := rep.Kinds[kind.Project]; p.Requests != 1 || p.Latency.Median > time.Millisecond {
+			t.Errorf("projects: %d requests, latency %+v, want one answered at once", p.Requests, p.Latency)
+		}
+	})
+}

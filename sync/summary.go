@@ -2,6 +2,7 @@ package sync
 
 import (
 	"errors"
+	"math"
 	"time"
 
 	"github.com/opsearch/opsearch/kind"
@@ -36,6 +37,33 @@ type KindSummary struct {
 	// DurationMS and Requests are the kind's share of the sync.
 	DurationMS int64 `json:"durationMs,omitempty"`
 	Requests   int   `json:"requests,omitempty"`
+	// LatencyMS is how long the kind's requests took (KindReport.Latency).
+	LatencyMS *LatencySummary `json:"latencyMs,omitempty"`
+}
+
+// LatencySummary is a RequestLatency in milliseconds.
+type LatencySummary struct {
+	Median float64 `json:"median"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+}
+
+// latencySummary returns l in milliseconds, nil when it is zero.
+func latencySummary(l RequestLatency) *LatencySummary {
+	if l == (RequestLatency{}) {
+		return nil
+	}
+	ms := func(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Millisecond)*1000) / 1000 }
+	return &LatencySummary{Median: ms(l.Median), P90: ms(l.P90), P99: ms(l.P99)}
+}
+
+// latency returns s as a RequestLatency.
+func (s *LatencySummary) latency() RequestLatency {
+	if s == nil {
+		return RequestLatency{}
+	}
+	d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+	return RequestLatency{Median: d(s.Median), P90: d(s.P90), P99: d(s.P99)}
 }
 
 // Summary returns r in plain data.
@@ -45,7 +73,7 @@ func (r Report) Summary() Summary {
 		MergeMS: r.Merge.Milliseconds(), Kinds: map[kind.Kind]KindSummary{}}
 	for k, kr := range r.Kinds {
 		ks := KindSummary{Fetched: kr.Fetched, Updated: kr.Updated, Deleted: kr.Deleted, Unsupported: kr.Unsupported,
-			DurationMS: kr.Duration.Milliseconds(), Requests: kr.Requests}
+			DurationMS: kr.Duration.Milliseconds(), Requests: kr.Requests, LatencyMS: latencySummary(kr.Latency)}
 		if kr.Err != nil {
 			ks.Error = kr.Err.Error()
 		}
@@ -62,7 +90,7 @@ func (s Summary) Report() Report {
 		Merge: time.Duration(s.MergeMS) * time.Millisecond, Kinds: map[kind.Kind]*KindReport{}}
 	for k, ks := range s.Kinds {
 		kr := &KindReport{Fetched: ks.Fetched, Updated: ks.Updated, Deleted: ks.Deleted, Unsupported: ks.Unsupported,
-			Duration: time.Duration(ks.DurationMS) * time.Millisecond, Requests: ks.Requests}
+			Duration: time.Duration(ks.DurationMS) * time.Millisecond, Requests: ks.Requests, Latency: ks.LatencyMS.latency()}
 		if ks.Error != "" {
 			kr.Err = errors.New(ks.Error)
 		}

@@ -61,11 +61,12 @@ func TestSummaryJSON(t *testing.T) {
 	// So do each kind's requests and time, and the index's merge.
 	rep.Merge = 2500 * time.Millisecond
 	rep.Kinds[kind.WorkPackage].Duration, rep.Kinds[kind.WorkPackage].Requests = 1200*time.Millisecond, 7
+	rep.Kinds[kind.WorkPackage].Latency = RequestLatency{Median: 21250 * time.Microsecond, P90: 24 * time.Millisecond, P99: 71500 * time.Microsecond}
 	raw, err = json.Marshal(rep.Summary())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, part := range []string{`"mergeMs":2500,`, `"work_package":{"fetched":3,"updated":2,"deleted":0,"durationMs":1200,"requests":7}`} {
+	for _, part := range []string{`"mergeMs":2500,`, `"work_package":{"fetched":3,"updated":2,"deleted":0,"durationMs":1200,"requests":7,"latencyMs":{"median":21.25,"p90":24,"p99":71.5}}`} {
 		if !strings.Contains(string(raw), part) {
 			t.Errorf("summary JSON lacks %s: %s", part, raw)
 		}
@@ -74,7 +75,8 @@ func TestSummaryJSON(t *testing.T) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
-	if r := s.Report(); r.Merge != rep.Merge || r.Kinds[kind.WorkPackage].Duration != 1200*time.Millisecond || r.Kinds[kind.WorkPackage].Requests != 7 {
+	if r := s.Report(); r.Merge != rep.Merge || r.Kinds[kind.WorkPackage].Duration != 1200*time.Millisecond || r.Kinds[kind.WorkPackage].Requests != 7 ||
+		r.Kinds[kind.WorkPackage].Latency != rep.Kinds[kind.WorkPackage].Latency {
 		t.Errorf("after a round trip: merge %v, work packages %+v", r.Merge, r.Kinds[kind.WorkPackage])
 	}
 }

@@ -397,6 +397,8 @@ type KindReport struct {
 	// (Requests × latency ÷ concurrency).
 	Duration time.Duration
 	Requests int
+	// Latency is how long those requests took.
+	Latency RequestLatency
 }
 
 // Err returns the errors of all kinds joined, nil when every kind ran.
@@ -415,6 +417,8 @@ type run struct {
 	api    API
 	report *Report
 	calls  atomic.Int64
+	// latency counts the latencies of the running kind's requests.
+	latency atomic.Pointer[latencyHist]
 	// wikiRead holds the projects of the wiki pages this run fetched:
 	// wikis its user reads (recordProbe).
 	wikiRead map[int64]bool
@@ -457,7 +461,12 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 	// Every HTTP exchange counts, as the server sees it: the client's
 	// retries, and its own lookups behind a call (the capability probe,
 	// the statuses it reads once), each cost the API's latency.
-	ctx = openproject.WithAttemptObserver(ctx, func(openproject.Attempt) { r.calls.Add(1) })
+	ctx = openproject.WithAttemptObserver(ctx, func(a openproject.Attempt) {
+		r.calls.Add(1)
+		if h := r.latency.Load(); h != nil {
+			h.add(a.Latency)
+		}
+	})
 	w.lim.begin()
 	defer func() {
 		rep.Duration = w.opts.Now().Sub(rep.Started)
@@ -483,9 +492,10 @@ func (w *Worker) Sync(ctx context.Context) (rep Report, err error) {
 		}{k, steps[k]}
 		kr := &KindReport{}
 		rep.Kinds[s.kind] = kr
-		began, calls := w.opts.Now(), r.calls.Load()
+		began, calls, lat := w.opts.Now(), r.calls.Load(), new(latencyHist)
+		r.latency.Store(lat)
 		kr.Err = w.runKind(ctx, r, s.kind, kr, s.fn)
-		kr.Duration, kr.Requests = w.opts.Now().Sub(began), int(r.calls.Load()-calls)
+		kr.Duration, kr.Requests, kr.Latency = w.opts.Now().Sub(began), int(r.calls.Load()-calls), lat.stats()
 		if kr.Err != nil && ctx.Err() == nil {
 			w.log.Warn("sync kind failed", "kind", s.kind, "error", kr.Err)
 		}
