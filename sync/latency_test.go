@@ -16,20 +16,21 @@ func TestLatencyHistQuantiles(t *testing.T) {
 		want RequestLatency // each within latencyError of the figure
 	}{
 		{name: "none"},
-		{name: "one", add: []time.Duration{20 * ms}, want: RequestLatency{20 * ms, 20 * ms, 20 * ms}},
+		{name: "one", add: []time.Duration{20 * ms}, want: RequestLatency{20 * ms, 20 * ms, 20 * ms, 20 * ms}},
 		{
-			// 89 requests of 20 ms, 10 of 40 ms and one of 150 ms.
+			// 89 requests of 20 ms, 10 of 40 ms and one of 150 ms: the
+			// mean is 23.3 ms.
 			name: "a tail",
 			add:  append(append(repeat(20*ms, 89), repeat(40*ms, 10)...), 150*ms),
-			want: RequestLatency{20 * ms, 40 * ms, 40 * ms},
+			want: RequestLatency{23300 * time.Microsecond, 20 * ms, 40 * ms, 40 * ms},
 		},
 		{
 			name: "the 99th is the slowest of a hundred",
 			add:  append(repeat(20*ms, 98), 150*ms, 150*ms),
-			want: RequestLatency{20 * ms, 20 * ms, 150 * ms},
+			want: RequestLatency{22600 * time.Microsecond, 20 * ms, 20 * ms, 150 * ms},
 		},
-		{name: "at most a microsecond", add: []time.Duration{0, 300 * time.Nanosecond}, want: RequestLatency{time.Microsecond, time.Microsecond, time.Microsecond}},
-		{name: "over any timeout", add: []time.Duration{time.Hour}, want: RequestLatency{top, top, top}},
+		{name: "at most a microsecond", add: []time.Duration{0, 300 * time.Nanosecond}, want: RequestLatency{150, time.Microsecond, time.Microsecond, time.Microsecond}},
+		{name: "over any timeout", add: []time.Duration{time.Hour}, want: RequestLatency{time.Hour, top, top, top}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var h latencyHist
@@ -45,6 +46,9 @@ func TestLatencyHistQuantiles(t *testing.T) {
 				if !near(q.got, q.want) {
 					t.Errorf("%s %v, want %v", q.name, q.got, q.want)
 				}
+			}
+			if got.Mean != tc.want.Mean {
+				t.Errorf("mean %v, want %v (exact)", got.Mean, tc.want.Mean)
 			}
 		})
 	}

@@ -129,6 +129,9 @@ func TestSync_ReportsRequestLatency(t *testing.T) {
 		if wp.Requests < 200 || !near(wp.Latency.Median, 20*time.Millisecond) || !near(wp.Latency.P90, 20*time.Millisecond) {
 			t.Errorf("work packages: %d requests, latency %+v, want a median and p90 of 20 ms", wp.Requests, wp.Latency)
 		}
+		if want := 200 * 20 * time.Millisecond / time.Duration(wp.Requests); wp.Latency.Mean != want {
+			t.Errorf("work packages: mean latency %v, want %v", wp.Latency.Mean, want)
+		}
 		if p := rep.Kinds[kind.Project]; p.Requests != 1 || p.Latency.Median > time.Millisecond {
 			t.Errorf("projects: %d requests, latency %+v, want one answered at once", p.Requests, p.Latency)
 		}

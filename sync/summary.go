@@ -43,6 +43,7 @@ type KindSummary struct {
 
 // LatencySummary is a RequestLatency in milliseconds.
 type LatencySummary struct {
+	Mean   float64 `json:"mean"`
 	Median float64 `json:"median"`
 	P90    float64 `json:"p90"`
 	P99    float64 `json:"p99"`
@@ -54,7 +55,7 @@ func latencySummary(l RequestLatency) *LatencySummary {
 		return nil
 	}
 	ms := func(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Millisecond)*1000) / 1000 }
-	return &LatencySummary{Median: ms(l.Median), P90: ms(l.P90), P99: ms(l.P99)}
+	return &LatencySummary{Mean: ms(l.Mean), Median: ms(l.Median), P90: ms(l.P90), P99: ms(l.P99)}
 }
 
 // latency returns s as a RequestLatency.
@@ -63,7 +64,7 @@ func (s *LatencySummary) latency() RequestLatency {
 		return RequestLatency{}
 	}
 	d := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
-	return RequestLatency{Median: d(s.Median), P90: d(s.P90), P99: d(s.P99)}
+	return RequestLatency{Mean: d(s.Mean), Median: d(s.Median), P90: d(s.P90), P99: d(s.P99)}
 }
 
 // Summary returns r in plain data.

@@ -120,7 +120,7 @@ func dialHolder(ctx context.Context, e env, dir string) (*control.Client, error)
 
 func printSyncReport(w io.Writer, rep sync.Report, dir string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tFETCHED\tUPDATED\tDELETED\tREQUESTS\tMEDIAN\tP90\tTIME\tRESULT")
+	fmt.Fprintln(tw, "KIND\tFETCHED\tUPDATED\tDELETED\tREQUESTS\tMEAN\tMEDIAN\tP90\tTIME\tRESULT")
 	for _, k := range kind.All() {
 		kr := rep.Kinds[k]
 		if kr == nil {
@@ -133,8 +133,9 @@ func printSyncReport(w io.Writer, rep sync.Report, dir string) {
 		case kr.Unsupported:
 			result = "not supported by this server"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", k, kr.Fetched, kr.Updated, kr.Deleted, kr.Requests,
-			requestLatency(kr.Latency.Median), requestLatency(kr.Latency.P90), kr.Duration.Round(time.Millisecond), result)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", k, kr.Fetched, kr.Updated, kr.Deleted, kr.Requests,
+			requestLatency(kr.Latency.Mean), requestLatency(kr.Latency.Median), requestLatency(kr.Latency.P90),
+			kr.Duration.Round(time.Millisecond), result)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "synced in %s with %d requests into %s\n", rep.Duration.Round(time.Millisecond), rep.Requests, dir)

@@ -41,13 +41,13 @@ func TestCommands_SyncSearchStatus(t *testing.T) {
 	if !strings.Contains(out, "work_package") || strings.Contains(out, "work_packages") || !strings.Contains(out, "synced in") {
 		t.Errorf("sync summary: %s", out)
 	}
-	// Each kind's row gives its requests, how long they took at the
-	// median and the 90th percentile, and its time: a first crawl makes
-	// one projects request and more for the work packages.
+	// Each kind's row gives its requests, how long they took on average,
+	// at the median and the 90th percentile, and its time: a first crawl
+	// makes one projects request and more for the work packages.
 	lat := `(?:[0-9.]+(?:µs|ms|s)|0s)`
-	if !regexp.MustCompile(`(?m)^KIND +FETCHED +UPDATED +DELETED +REQUESTS +MEDIAN +P90 +TIME +RESULT$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^project +\d+ +\d+ +0 +1 +`+lat+` +`+lat+` +[0-9.]+m?s +ok$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^work_package +\d+ +\d+ +0 +[1-9]\d+ +`+lat+` +`+lat+` +[0-9.]+m?s +ok$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^KIND +FETCHED +UPDATED +DELETED +REQUESTS +MEAN +MEDIAN +P90 +TIME +RESULT$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^project +\d+ +\d+ +0 +1 +`+lat+` +`+lat+` +`+lat+` +[0-9.]+m?s +ok$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^work_package +\d+ +\d+ +0 +[1-9]\d+ +`+lat+` +`+lat+` +`+lat+` +[0-9.]+m?s +ok$`).MatchString(out) {
 		t.Errorf("sync summary lacks the kinds' requests, their latency and time:\n%s", out)
 	}
 
