@@ -19,11 +19,10 @@ type RequestLatency struct {
 	Mean, Median, P90, P99 time.Duration
 }
 
-// latencyHist counts request latencies in logarithmic buckets, sixteen per
-// doubling from 1 µs, so its memory is the same for ten requests and a
-// million and each quantile is within 2.2% of the true one (the mean is
-// exact). Safe for
-// concurrent use (the requests of a kind run in parallel).
+// latencyHist counts request latencies in logarithmic buckets, sixteen
+// per doubling from 1 µs, so its memory is the same for ten requests and
+// a million, and each quantile is within 2.2% of the true one (the mean
+// is exact). Safe for concurrent use: a kind's requests run in parallel.
 type latencyHist struct {
 	counts [latencyBuckets]atomic.Int64
 	sum    atomic.Int64 // nanoseconds, for the exact mean
@@ -37,7 +36,8 @@ const (
 	latencyBuckets = 30*latencySubBuckets + 1
 )
 
-// bucket returns d's bucket: the lowest holds everything up to 1 µs.
+// latencyBucket returns d's bucket: the lowest holds everything up to
+// 1 µs, the highest everything from about 17 minutes.
 func latencyBucket(d time.Duration) int {
 	us := float64(d) / float64(time.Microsecond)
 	if us <= 1 {
