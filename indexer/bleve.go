@@ -953,7 +953,7 @@ type bleveDoc struct {
 	// All is every text of the document in one field (Lucene's catch-all,
 	// bleve's _all): one term query per query word scores a word wherever
 	// it occurs, with one document frequency and one length norm.
-	All []string `json:"all,omitempty"`
+	All string `json:"all,omitempty"`
 }
 
 // docType is the one bleve document type.
@@ -997,16 +997,37 @@ func toBleveDoc(d Document) bleveDoc {
 			bd.People = append(bd.People, p)
 		}
 	}
-	bd.All = make([]string, 0, 4+len(bd.Comments)+len(bd.Agenda)+len(bd.People))
-	for _, s := range []string{kindNoun(d), bd.Title, bd.Body, bd.Location} {
-		if s != "" {
-			bd.All = append(bd.All, s)
+	bd.All = joinAll(kindNoun(d), bd.Title, bd.Body, bd.Location, bd.Comments, bd.Agenda, bd.People)
+	return bd
+}
+
+// joinAll joins the texts of the catch-all field into one value, a line
+// break between two: every word boundary, so each text yields the
+// tokens it would alone, and without term vectors the field keeps no
+// positions that the joins could shift. As an array of values the same
+// field cost a fifth more CPU to index (BenchmarkIndex10k: 626 against
+// 724-799 CPU-ms per thousand documents), since the segment builder
+// analyses each value on its own and then merges their token maps.
+func joinAll(noun, title, body, location string, lists ...[]string) string {
+	var b strings.Builder
+	add := func(s string) {
+		if s == "" {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+	}
+	for _, s := range []string{noun, title, body, location} {
+		add(s)
+	}
+	for _, l := range lists {
+		for _, s := range l {
+			add(s)
 		}
 	}
-	bd.All = append(bd.All, bd.Comments...)
-	bd.All = append(bd.All, bd.Agenda...)
-	bd.All = append(bd.All, bd.People...)
-	return bd
+	return b.String()
 }
 
 // kindNoun is what a person calls a document of d's kind ("bug",
