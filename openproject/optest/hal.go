@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"html"
 	"strconv"
@@ -37,6 +38,11 @@ type renderer struct {
 	statuses   map[int64]obj
 	types      map[int64]obj
 	priorities map[int64]obj
+	// embeddedWPs memoizes, per work package, its rendering as embedded
+	// in an activity: an activities answer embeds the same work package
+	// in each of its activities, and rendering it again for each was a
+	// third of the answer's cost.
+	embeddedWPs map[int64]json.RawMessage
 }
 
 // newRenderer starts rendering for caller; the store's read lock must be
@@ -451,6 +457,19 @@ func refLink(base string, ref *openproject.Ref) obj {
 	return link(base+itoa(ref.ID), ref.Title)
 }
 
+// embeddedWP is wp rendered as JSON, memoized per request.
+func (r *renderer) embeddedWP(wp *openproject.WorkPackage) json.RawMessage {
+	if enc, ok := r.embeddedWPs[wp.ID]; ok {
+		return enc
+	}
+	if r.embeddedWPs == nil {
+		r.embeddedWPs = map[int64]json.RawMessage{}
+	}
+	enc := json.RawMessage(appendJSON(nil, r.workPackage(wp)))
+	r.embeddedWPs[wp.ID] = enc
+	return enc
+}
+
 // workPackage renders the full work package representation with the
 // resources the real server embeds.
 func (r *renderer) workPackage(wp *openproject.WorkPackage) obj {
@@ -634,7 +653,7 @@ func (r *renderer) activity(a *openproject.Activity) obj {
 	if current {
 		emb := obj{{"attachments", emptyCollection(self + "/attachments")}}
 		if wp != nil {
-			emb = append(emb, kv{"workPackage", r.workPackage(wp)})
+			emb = append(emb, kv{"workPackage", r.embeddedWP(wp)})
 		}
 		emb = append(emb, kv{"emojiReactions", emptyCollection(self + "/emoji_reactions")})
 		o = append(o, kv{"_embedded", emb})
