@@ -36,7 +36,7 @@ func TestCatchAllOneValue(t *testing.T) {
 		}},
 		{"meeting", Document{
 			ID: "meeting:3", Kind: kind.Meeting, Title: "Weekly sync", Location: "Room 4",
-			Agenda: []AgendaText{{Title: "Release plan", Notes: "cut on Friday", Outcomes: []string{"ship it"}}},
+			Agenda:       []AgendaText{{Title: "Release plan", Notes: "cut on Friday", Outcomes: []string{"ship it"}}},
 			Participants: []string{"Ann Lee", "Cy Dorn"},
 		}},
 		{"empty texts", Document{ID: "project:1", Kind: kind.Project, Title: "Ops"}},
