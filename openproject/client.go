@@ -471,12 +471,10 @@ func (c *Client) downloadClient() *http.Client {
 // staying resident.
 const maxPooledBody = 1 << 20
 
-// body returns an empty buffer for a response body. Nothing decoded from
-// it may keep a reference to it: the JSON decoder copies strings and raw
-// messages, and statusError copies what it keeps.
 // bodyFor returns the buffer to read an answer into and the function
 // that gives it back: the page buffer ctx carries (withPageBuffer) when
-// it is free, or a pooled one.
+// it is free, or a pooled one (body). Either is reused once given back,
+// so nothing decoded may keep a reference to it.
 func (c *Client) bodyFor(ctx context.Context) (*bytes.Buffer, func()) {
 	if pb, ok := ctx.Value(pageBufferKey{}).(*pageBuffer); ok && pb.inUse.CompareAndSwap(false, true) {
 		pb.buf.Reset()
@@ -503,6 +501,9 @@ func withPageBuffer(ctx context.Context, buf *pageBuffer) context.Context {
 	return context.WithValue(ctx, pageBufferKey{}, buf)
 }
 
+// body returns an empty buffer for a response body. Nothing decoded from
+// it may keep a reference to it: the JSON decoder copies strings and raw
+// messages, and statusError copies what it keeps.
 func (c *Client) body() *bytes.Buffer {
 	if b, ok := c.bodies.Get().(*bytes.Buffer); ok {
 		return b

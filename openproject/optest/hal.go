@@ -40,8 +40,7 @@ type renderer struct {
 	priorities map[int64]obj
 	// embeddedWPs memoizes, per work package, its rendering as embedded
 	// in an activity: an activities answer embeds the same work package
-	// in each of its activities, and rendering it again for each was a
-	// third of the answer's cost.
+	// in each of its activities, four times per answer in generated data.
 	embeddedWPs map[int64]json.RawMessage
 }
 
