@@ -56,7 +56,7 @@ func (p Page[T]) Last() bool {
 // runtime had given back, a page fault per 4 KiB: in a first sync of
 // 100,000 work packages at zero latency on a 2 vCPU virtual machine the
 // buffers' growth was 4.2 s of CPU by profile, and reusing them took the
-// sync from 128-131 s (six runs) to 118-120 s (two), its CPU from
+// sync from 128-131 s (four runs) to 118-120 s (two), its CPU from
 // 148-156 s to 139-141 s.
 func EachPage[T any](ctx context.Context, opts ListOptions, fetch func(context.Context, ListOptions) (Page[T], error), fn func(Page[T]) error) error {
 	if opts.Offset <= 0 {
