@@ -129,7 +129,9 @@ func endpointHandler(pattern string, handle func(*exchange, []string)) http.Hand
 		for _, n := range names {
 			args = append(args, r.PathValue(n))
 		}
-		handle(exchangeOf(r), args)
+		ex := exchangeOf(r)
+		ex.route = pattern
+		handle(ex, args)
 	}
 }
 

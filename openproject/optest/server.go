@@ -105,6 +105,9 @@ type Server struct {
 	// against the fake allocated, and its garbage collection slowed
 	// everything else in the process (the load benchmark's searches).
 	gzips sync.Pool
+	// bodies lends the buffers answers are rendered and compressed into
+	// (bodies.go).
+	bodies *bodyBuffers
 }
 
 // NewServer returns a server for a deep copy of d: changes made through the
@@ -131,6 +134,7 @@ func NewServer(d *Dataset, opts Options) *Server {
 		now:      now,
 		requests: map[string]int{},
 		done:     make(chan struct{}),
+		bodies:   newBodyBuffers(),
 	}
 	s.setFaultsLocked(opts.Faults)
 	s.mux = s.newMux()
@@ -190,6 +194,9 @@ type exchange struct {
 	// due is the earliest time the answer may go out (Options.Latency
 	// after arrival); respond waits for it.
 	due time.Time
+	// route is the pattern of the endpoint answering (empty before the
+	// mux chose one): the size hint for its buffers (bodies.go).
+	route string
 }
 
 // ServeHTTP answers one API request.
@@ -372,7 +379,11 @@ const halContentType = "application/hal+json; charset=utf-8"
 
 // sendHAL renders v and sends it.
 func (ex *exchange) sendHAL(status int, v any) {
-	ex.send(status, halContentType, encodeJSON(v), nil)
+	p := ex.s.bodies.get(ex.s.bodies.hint(ex.route))
+	*p = appendJSON(*p, v)
+	ex.s.bodies.rendered(ex.route, len(*p))
+	ex.send(status, halContentType, *p, nil)
+	ex.s.bodies.put(p)
 }
 
 // sendError sends a HAL error body.
@@ -433,12 +444,16 @@ func (ex *exchange) write(status int, contentType string, body []byte, header ma
 		return
 	}
 	if compress && len(body) >= gzipMinSize && acceptsGzip(ex.r) {
-		var buf bytes.Buffer
+		// BestSpeed gives about a fifth of the JSON; a half is a hint
+		// that rarely grows.
+		zp := ex.s.bodies.get(len(body) / 2)
+		defer func() { ex.s.bodies.put(zp) }()
+		buf := bytes.NewBuffer(*zp)
 		zw, _ := ex.s.gzips.Get().(*gzip.Writer)
 		if zw == nil {
-			zw, _ = gzip.NewWriterLevel(&buf, gzip.BestSpeed) // a valid level: no error
+			zw, _ = gzip.NewWriterLevel(buf, gzip.BestSpeed) // a valid level: no error
 		} else {
-			zw.Reset(&buf)
+			zw.Reset(buf)
 		}
 		_, _ = zw.Write(body)
 		if zw.Close() == nil {
@@ -446,6 +461,8 @@ func (ex *exchange) write(status int, contentType string, body []byte, header ma
 			h.Set("Content-Encoding", "gzip")
 			h.Add("Vary", "Accept-Encoding")
 		}
+		// The buffer may have grown: keep what it grew to.
+		*zp = buf.Bytes()[:0]
 		ex.s.gzips.Put(zw)
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
