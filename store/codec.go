@@ -61,7 +61,14 @@ func newCodec() (*codec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create codec: %w", err)
 	}
-	dec, err := cbor.DecOptions{MaxArrayElements: 1 << 20, MaxMapPairs: 1 << 20}.DecMode()
+	// Field names are matched as written, since this codec wrote them,
+	// and text is not checked for valid UTF-8: every string came from
+	// decoded JSON, and zstd's frame checksum refuses a damaged value
+	// before CBOR sees it. Without the two checks a value decodes in
+	// 2.67 us instead of 3.04 (2,000 work packages and activity lists
+	// of a 100,000 work package store); a search decodes a few dozen.
+	dec, err := cbor.DecOptions{MaxArrayElements: 1 << 20, MaxMapPairs: 1 << 20,
+		UTF8: cbor.UTF8DecodeInvalid, FieldNameMatching: cbor.FieldNameMatchingCaseSensitive}.DecMode()
 	if err != nil {
 		return nil, fmt.Errorf("create codec: %w", err)
 	}

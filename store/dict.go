@@ -120,7 +120,15 @@ func (c *codec) addDict(k kind.Kind, d []byte) error {
 	// over half the time, for the default level's larger match tables are
 	// restored from the dictionary's before every value, and a first
 	// crawl spent 12 of its 275 CPU seconds on that copy.
-	zip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d))
+	//
+	// Literals are stored as they are, not Huffman-coded: a value of a
+	// few hundred bytes carried a Huffman table of its own, and reading
+	// that table was 45 % of decompressing the value (huff0.ReadTable),
+	// decoding the literals 23 % more. On 2,000 values of a 100,000 work
+	// package store a value decompresses in 2.97 us instead of 3.70 and
+	// takes 373 bytes instead of 365. Values written before stay
+	// readable: each frame says how its literals are stored.
+	zip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d), zstd.WithNoEntropyCompression(true))
 	if err != nil {
 		return fmt.Errorf("load the %s dictionary: %w", k, err)
 	}

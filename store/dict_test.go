@@ -1,8 +1,12 @@
 package store
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/klauspost/compress/dict"
@@ -176,5 +180,145 @@ func TestCodecWithoutTheDictionary(t *testing.T) {
 	}
 	if err := a.unmarshal(raw, &m); err != nil || m.Title != "Weekly" {
 		t.Fatalf("decode with the dictionary: %v %+v", err, m)
+	}
+}
+
+// wordyMeeting is sampleMeeting with notes of its own, long enough that
+// a Huffman table pays for itself in them.
+func wordyMeeting(id int64) openproject.Meeting {
+	m := sampleMeeting(id)
+	m.Title = fmt.Sprintf("Weekly %d about release %d", id*13%97, id%11)
+	m.AgendaItems[0].Notes = fmt.Sprintf("Quarterly-zanzibar-%d: the vendor's invoices for batch %d arrived twice; "+
+		"finance asks whether the duplicate payment run of week %d can be reversed before the audit closes.", id, id*7, id%52)
+	return m
+}
+
+// TestDictionaryLiterals: a value compressed with a dictionary keeps its
+// literals as they are, not Huffman-coded (addDict), and a value written
+// the way earlier versions wrote it, with Huffman-coded literals, still
+// reads back.
+func TestDictionaryLiterals(t *testing.T) {
+	c, err := newCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	d := testDict(t, c)
+	if err := c.addDict(kind.Meeting, d); err != nil {
+		t.Fatal(err)
+	}
+	before, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+	huffman := 0
+	for id := range int64(40) {
+		m := wordyMeeting(id + 1)
+		raw, err := c.marshal(kind.Meeting, m)
+		if err != nil || raw[0] != dictMark {
+			t.Fatalf("marshal with a dictionary: %v, mark %x", err, raw[0])
+		}
+		if lt := literalsType(t, raw[1:]); lt == literalsHuffman || lt == literalsTreeless {
+			t.Fatalf("meeting %d: literals stored as type %d, want raw", id+1, lt)
+		}
+		plain, err := c.enc.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := before.EncodeAll(plain, []byte{dictMark})
+		if literalsType(t, old[1:]) == literalsHuffman {
+			huffman++
+		}
+		var got, want openproject.Meeting
+		if err := c.unmarshal(old, &got); err != nil {
+			t.Fatalf("meeting %d as written before: %v", id+1, err)
+		}
+		if err := c.unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || got.AgendaItems[0].Notes != m.AgendaItems[0].Notes {
+			t.Fatalf("meeting %d reads differently as written before:\n%+v\nwant\n%+v", id+1, got, want)
+		}
+	}
+	if huffman == 0 {
+		t.Fatal("no value written the earlier way had Huffman-coded literals: the test shows nothing")
+	}
+}
+
+// The Literals_Block_Type values of RFC 8878, 3.1.1.3.1.1.
+const (
+	literalsRaw      = 0
+	literalsHuffman  = 2
+	literalsTreeless = 3 // Huffman-coded with the previous table
+)
+
+// literalsType returns the Literals_Block_Type of the first compressed
+// block of a zstd frame (RFC 8878, 3.1.1), or -1 when no block is
+// compressed.
+func literalsType(t *testing.T, frame []byte) int {
+	t.Helper()
+	if len(frame) < 6 || binary.LittleEndian.Uint32(frame) != 0xFD2FB528 {
+		t.Fatalf("not a zstd frame: % x", frame[:min(len(frame), 8)])
+	}
+	fhd := frame[4]
+	p := 5
+	single := fhd&0x20 != 0
+	if !single {
+		p++ // Window_Descriptor
+	}
+	p += []int{0, 1, 2, 4}[fhd&3] // Dictionary_ID
+	fcs := []int{0, 2, 4, 8}[fhd>>6]
+	if fhd>>6 == 0 && single {
+		fcs = 1
+	}
+	p += fcs
+	for p+3 <= len(frame) {
+		bh := int(frame[p]) | int(frame[p+1])<<8 | int(frame[p+2])<<16
+		p += 3
+		last, typ, size := bh&1 == 1, (bh>>1)&3, bh>>3
+		switch typ {
+		case 2: // Compressed_Block: the literals section comes first
+			return int(frame[p] & 3)
+		case 1: // RLE_Block: one byte
+			p++
+		default:
+			p += size
+		}
+		if last {
+			break
+		}
+	}
+	return -1
+}
+
+// TestCodecRefusesChangedText: a byte changed inside a value's text is
+// refused, though CBOR no longer checks text for valid UTF-8: zstd's
+// checksum catches it. Raw literals hold the text as written, so the
+// change lands in it.
+func TestCodecRefusesChangedText(t *testing.T) {
+	c, err := newCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	if err := c.addDict(kind.Meeting, testDict(t, c)); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := c.marshal(kind.Meeting, wordyMeeting(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(raw, []byte("zanzibar"))
+	if at < 0 {
+		t.Fatal("the notes are not in the value as written")
+	}
+	for _, b := range []byte{'Z', 0xff} {
+		damaged := slices.Clone(raw)
+		damaged[at] = b
+		var m openproject.Meeting
+		if err := c.unmarshal(damaged, &m); err == nil {
+			t.Errorf("changed %q to %q: decoded without error, notes %q", raw[at], b, m.AgendaItems[0].Notes)
+		}
 	}
 }
