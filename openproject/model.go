@@ -8,6 +8,21 @@ import (
 	"github.com/opsearch/opsearch/kind"
 )
 
+// The store encodes work packages and activity lists with MessagePack
+// code generated from these types (model_msgp.go: run go generate after
+// changing a stored field; TestStoredFieldsEncode fails until then). The
+// json tags name the fields, as they do for JSON and for the store's
+// CBOR, and times decode in UTC (the store compares them with Equal). A
+// damaged value claiming more elements than CBOR's decoder accepts is
+// refused before anything is allocated for them.
+//
+//go:generate go run github.com/tinylib/msgp@v1.6.5 -file model.go -o model_msgp.go -tests=false -io=false
+//msgp:tag json
+//msgp:timezone utc
+//msgp:clearomitted
+//msgp:limit arrays:1048576 maps:1048576
+//msgp:ignore Root User Project Status Type Priority CustomField Version Attachment WikiPage Meeting AgendaItem Outcome Query QueryFilter TimeEntry WikiPageLink Relation
+
 // Ref is a link to another resource, normalized from a HAL link object.
 // ID is parsed from the href's last path segment; it is 0 when the href is
 // null, points at an undisclosed resource, or does not end in a number.
@@ -194,6 +209,10 @@ type Activity struct {
 
 // IsComment reports whether the activity carries a non-empty comment.
 func (a Activity) IsComment() bool { return trimmedLen(a.Comment) > 0 }
+
+// ActivityList is a work package's activities as the store encodes them
+// (MessagePack, see model_msgp.go).
+type ActivityList []Activity
 
 // Attachment is attachment metadata (never the content).
 type Attachment struct {

@@ -10,8 +10,10 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 	"github.com/klauspost/compress/zstd"
+	"github.com/tinylib/msgp/msgp"
 
 	"github.com/opsearch/opsearch/kind"
+	"github.com/opsearch/opsearch/openproject"
 )
 
 // compactMark begins every entity value in the compact encoding. A JSON
@@ -20,13 +22,66 @@ import (
 // through its recoding reads as well as one that finished.
 const compactMark = 0x01
 
+// msgpMark and msgpDictMark begin a value encoded with MessagePack
+// instead of CBOR, compressed as compactMark's and dictMark's are:
+// work packages and activity lists, which a search decodes by the dozen
+// (openproject's generated code, see msgpOf). A work package with four
+// comments decodes in 1.5 us against 5.7 with CBOR. Values written
+// before keep their CBOR marks and stay readable.
+const (
+	msgpMark     = 0x03
+	msgpDictMark = 0x04
+)
+
+// msgpOf encodes v with MessagePack, appending to b, when its type has
+// generated code; ok is false for every other type (CBOR's).
+func msgpOf(b []byte, v any) (out []byte, ok bool, err error) {
+	switch x := v.(type) {
+	case openproject.WorkPackage:
+		out, err = x.MarshalMsg(b)
+	case []openproject.Activity:
+		out, err = openproject.ActivityList(x).MarshalMsg(b)
+	default:
+		return nil, false, nil
+	}
+	return out, true, err
+}
+
+// errNotMsgp is a MessagePack value read into a type without generated
+// code: the kind's values are never written that way, so it is damage.
+var errNotMsgp = errors.New("MessagePack value for a kind stored as CBOR")
+
+// unmarshalMsgp decodes a MessagePack value (msgpOf) into v.
+func unmarshalMsgp(plain []byte, v any) error {
+	var u interface{ UnmarshalMsg([]byte) ([]byte, error) }
+	switch x := v.(type) {
+	case *openproject.WorkPackage:
+		u = x
+	case *[]openproject.Activity:
+		// Every activity takes a byte at least: a damaged header
+		// claiming more must not allocate room for them.
+		if n, _, err := msgp.ReadArrayHeaderBytes(plain); err == nil && int64(n) > int64(len(plain)) {
+			return fmt.Errorf("decode activities: %d claimed in %d bytes", n, len(plain))
+		}
+		u = (*openproject.ActivityList)(x)
+	default:
+		return fmt.Errorf("decode into %T: %w", v, errNotMsgp)
+	}
+	rest, err := u.UnmarshalMsg(plain)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("%d bytes after the value", len(rest))
+	}
+	return err
+}
+
 // maxDecoded bounds what one value may decompress to: a damaged or
 // hostile frame must not claim gigabytes. The largest entity (a work
 // package's activity list of a long-lived ticket) is well below it.
 const maxDecoded = 64 << 20
 
 // codec encodes entity values: CBOR (RFC 8949, in the deterministic core
-// encoding, so equal entities are equal bytes) compressed with zstd. On
+// encoding, so equal entities are equal bytes) compressed with zstd;
+// work packages and activity lists in MessagePack instead (msgpMark). On
 // generated project text it is 2.3 times smaller than JSON and decodes
 // 1.7 times faster (CBOR alone is only 13 % smaller; the text compresses).
 // The model's json tags name the CBOR fields too, so the normalized model
@@ -90,10 +145,16 @@ func newCodec() (*codec, error) {
 // marshal encodes v, a value of kind k, compactly: with k's dictionary
 // once it has one.
 func (c *codec) marshal(k kind.Kind, v any) ([]byte, error) {
-	raw, err := c.enc.Marshal(v)
+	raw, isMsgp, err := msgpOf(nil, v)
+	if !isMsgp {
+		raw, err = c.enc.Marshal(v)
+	}
 	if err != nil {
 		return nil, err
 	}
+	// A kind's dictionary learns from the values this process encodes:
+	// a new store's work packages train on MessagePack. One trained on
+	// CBOR by an earlier version still compresses them, a little less.
 	c.mu.Lock()
 	zip := c.dictZips[k]
 	if zip == nil {
@@ -103,6 +164,9 @@ func (c *codec) marshal(k kind.Kind, v any) ([]byte, error) {
 	mark := byte(dictMark)
 	if zip == nil {
 		zip, mark = c.zip, compactMark
+	}
+	if isMsgp {
+		mark += msgpMark - compactMark
 	}
 	out := make([]byte, 1, 1+len(raw)/2)
 	out[0] = mark
@@ -115,9 +179,9 @@ var errUnknownEncoding = errors.New("value in an unknown encoding")
 // unmarshal decodes a value in either encoding into v. Nothing of raw is
 // kept, so v stays valid after the transaction.
 func (c *codec) unmarshal(raw []byte, v any) error {
-	if len(raw) > 0 && (raw[0] == compactMark || raw[0] == dictMark) {
+	if !isJSON(raw) && len(raw) > 0 {
 		unzip := c.unzip
-		if raw[0] == dictMark {
+		if raw[0] == dictMark || raw[0] == msgpDictMark {
 			c.mu.RLock()
 			unzip = c.dictUnzip
 			c.mu.RUnlock()
@@ -127,10 +191,13 @@ func (c *codec) unmarshal(raw []byte, v any) error {
 		}
 		bp := c.plain.Get().(*[]byte)
 		plain, err := unzip.DecodeAll(raw[1:], (*bp)[:0])
-		if err == nil {
-			err = c.dec.Unmarshal(plain, v)
-		} else {
+		switch {
+		case err != nil:
 			err = fmt.Errorf("decompress: %w", err)
+		case raw[0] == msgpMark || raw[0] == msgpDictMark:
+			err = unmarshalMsgp(plain, v)
+		default:
+			err = c.dec.Unmarshal(plain, v)
 		}
 		if cap(plain) <= maxPooledPlain {
 			*bp = plain
@@ -165,7 +232,9 @@ func (c *codec) decodeIn(tx kvTx, raw []byte, v any) error {
 var errNoDict = errors.New("value compressed with a dictionary the store does not hold")
 
 // isJSON reports whether raw is a value in the old encoding.
-func isJSON(raw []byte) bool { return len(raw) > 0 && raw[0] != compactMark && raw[0] != dictMark }
+func isJSON(raw []byte) bool {
+	return len(raw) > 0 && (raw[0] < compactMark || raw[0] > msgpDictMark)
+}
 
 // close releases the decoders' goroutines.
 func (c *codec) close() {

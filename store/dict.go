@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/opsearch/opsearch/kind"
+	"github.com/opsearch/opsearch/openproject"
 )
 
 // Compression dictionaries. One entity value is a kilobyte or two of
@@ -38,8 +40,39 @@ const (
 // their ids: append only, the ids are the file format.
 var dictKinds = []kind.Kind{kind.WorkPackage, kind.Activity, kind.WikiPage, kind.Meeting, kind.Project}
 
-// dictKey is the meta key of k's dictionary.
+// dictKey is the meta key of k's dictionary, trained on CBOR.
 func dictKey(k kind.Kind) []byte { return []byte("zstd_dict_" + buckets[k]) }
+
+// dictMsgpIDBase numbers the dictionaries trained on MessagePack: kind i
+// of dictKinds has id dictMsgpIDBase+i.
+const dictMsgpIDBase = dictIDBase + 0x10
+
+// encDict returns the meta key and id of the dictionary k's values are
+// written with. The kinds written in MessagePack (msgpOf) have one
+// trained on MessagePack, apart from the CBOR one an earlier version
+// may have trained, which stays for reading the values it compressed:
+// MessagePack values compressed with a CBOR dictionary took 431 bytes
+// on average, against 347 with their own (2,000 values of a 100,000
+// work package store).
+func encDict(k kind.Kind) (key []byte, id uint32) {
+	i := uint32(slices.Index(dictKinds, k))
+	if _, isMsgp, _ := msgpOf(nil, zeroOf(k)); isMsgp {
+		return []byte("zstd_dict_msgp_" + buckets[k]), dictMsgpIDBase + i
+	}
+	return dictKey(k), dictIDBase + i
+}
+
+// zeroOf returns a zero value of the type k's entities are stored as,
+// for msgpOf to tell the encoding by; nil for the other kinds.
+func zeroOf(k kind.Kind) any {
+	switch k {
+	case kind.WorkPackage:
+		return openproject.WorkPackage{}
+	case kind.Activity:
+		return []openproject.Activity(nil)
+	}
+	return nil
+}
 
 // sampler collects a kind's first values for its dictionary.
 type sampler struct {
@@ -83,13 +116,13 @@ func (c *codec) maybeTrain(tx kvTx, k kind.Kind) error {
 	// Another process sharing the store (PostgreSQL) may have stored
 	// one since this one opened it: use that, never a second one, which
 	// would replace it under values already written with it.
-	if d := tx.bucket(bucketMeta).get(dictKey(k)); d != nil {
+	key, id := encDict(k)
+	if d := tx.bucket(bucketMeta).get(key); d != nil {
 		d = slices.Clone(d)
-		tx.onCommit(func() { _ = c.addDict(k, d) })
+		tx.onCommit(func() { _ = c.addDict(k, d, true) })
 		return nil
 	}
 
-	id := uint32(dictIDBase + slices.Index(dictKinds, k))
 	d, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: dictSize, HashBytes: 6, ZstdDictID: id, ZstdLevel: zstd.SpeedDefault})
 	if err != nil {
 		// Too little to learn from (tiny or identical values): go on
@@ -99,21 +132,22 @@ func (c *codec) maybeTrain(tx kvTx, k kind.Kind) error {
 		c.mu.Unlock()
 		return nil
 	}
-	if err := tx.bucket(bucketMeta).put(dictKey(k), d); err != nil {
+	if err := tx.bucket(bucketMeta).put(key, d); err != nil {
 		return fmt.Errorf("store the %s dictionary: %w", k, err)
 	}
 	tx.onCommit(func() {
-		if err := c.addDict(k, d); err != nil {
+		if err := c.addDict(k, d, true); err != nil {
 			return // stored and valid: the next open uses it
 		}
 	})
 	return nil
 }
 
-// addDict starts encoding k's values with d and decoding values that
-// name it. The decoder is replaced, not changed: readers may be using
-// the current one, which close releases.
-func (c *codec) addDict(k kind.Kind, d []byte) error {
+// addDict starts decoding values that name d and, when encode is set,
+// encoding k's values with it. The decoder is replaced, not changed:
+// readers may be using the current one, which close releases. A
+// dictionary already known is not added twice.
+func (c *codec) addDict(k kind.Kind, d []byte, encode bool) error {
 	// The fastest level: with a dictionary it compresses as well as the
 	// default (the values of a 100,000 work package store: work packages
 	// 38.8 MB against 40.2, activities 34.8 against 34.7) in a little
@@ -134,7 +168,7 @@ func (c *codec) addDict(k kind.Kind, d []byte) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.dictZips[k] != nil {
+	if (encode && c.dictZips[k] != nil) || slices.ContainsFunc(c.dicts, func(o []byte) bool { return bytes.Equal(o, d) }) {
 		zip.Close() // loaded meanwhile, by a read that met a value using it
 		return nil
 	}
@@ -147,9 +181,30 @@ func (c *codec) addDict(k kind.Kind, d []byte) error {
 	if c.dictUnzip != nil {
 		c.retired = append(c.retired, c.dictUnzip)
 	}
-	c.dicts, c.dictUnzip, c.dictZips[k] = dicts, unzip, zip
+	c.dicts, c.dictUnzip = dicts, unzip
+	if !encode {
+		zip.Close()
+		return nil
+	}
+	c.dictZips[k] = zip
 	delete(c.samples, k)
 	return nil
+}
+
+// storedDicts calls add with every dictionary meta holds, and whether
+// its kind's values are written with it.
+func storedDicts(meta kvBucket, add func(k kind.Kind, d []byte, encode bool)) {
+	for _, k := range dictKinds {
+		key, _ := encDict(k)
+		if old := dictKey(k); !bytes.Equal(old, key) {
+			if d := meta.get(old); d != nil {
+				add(k, d, false) // for the values written in CBOR before
+			}
+		}
+		if d := meta.get(key); d != nil {
+			add(k, d, true)
+		}
+	}
 }
 
 // refresh loads the dictionaries tx sees that this codec lacks and
@@ -160,17 +215,14 @@ func (c *codec) refresh(tx kvTx) bool {
 		return false
 	}
 	added := false
-	for _, k := range dictKinds {
+	storedDicts(meta, func(k kind.Kind, d []byte, encode bool) {
 		c.mu.RLock()
-		known := c.dictZips[k] != nil
+		known := slices.ContainsFunc(c.dicts, func(o []byte) bool { return bytes.Equal(o, d) })
 		c.mu.RUnlock()
-		if known {
-			continue
-		}
-		if d := meta.get(dictKey(k)); d != nil && c.addDict(k, slices.Clone(d)) == nil {
+		if !known && c.addDict(k, slices.Clone(d), encode) == nil {
 			added = true
 		}
-	}
+	})
 	return added
 }
 
@@ -181,13 +233,12 @@ func (c *codec) loadDicts(ctx context.Context, eng engine) error {
 		if meta == nil {
 			return nil
 		}
-		for _, k := range dictKinds {
-			if d := meta.get(dictKey(k)); d != nil {
-				if err := c.addDict(k, slices.Clone(d)); err != nil {
-					return err
-				}
+		var err error
+		storedDicts(meta, func(k kind.Kind, d []byte, encode bool) {
+			if err == nil {
+				err = c.addDict(k, slices.Clone(d), encode)
 			}
-		}
-		return nil
+		})
+		return err
 	})
 }

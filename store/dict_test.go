@@ -97,9 +97,9 @@ func TestDictionary(t *testing.T) {
 		return tx.Bucket(bucketOf(kind.WorkPackage)).ForEach(func(k, v []byte) error {
 			marks[v[0]]++
 			switch id := keyID(k); {
-			case v[0] == compactMark && id > 800 && id <= 900:
+			case v[0] == msgpMark && id > 800 && id <= 900:
 				plain += len(v)
-			case v[0] == dictMark && id > dictMinSamples+100:
+			case v[0] == msgpDictMark && id > dictMinSamples+100:
 				withDict += len(v)
 			}
 			return nil
@@ -107,7 +107,7 @@ func TestDictionary(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if marks[compactMark] != dictMinSamples+100 || marks[dictMark] != 100 {
+	if marks[msgpMark] != dictMinSamples+100 || marks[msgpDictMark] != 100 {
 		t.Errorf("encodings %v, want %d without a dictionary and 100 with", marks, dictMinSamples+100)
 	}
 	if withDict >= plain {
@@ -146,7 +146,8 @@ func hasDict(t *testing.T, s *Store, k kind.Kind) bool {
 	t.Helper()
 	var ok bool
 	if err := boltOf(s).View(func(tx *bolt.Tx) error {
-		ok = tx.Bucket(bucketMeta).Get(dictKey(k)) != nil
+		key, _ := encDict(k)
+		ok = tx.Bucket(bucketMeta).Get(key) != nil
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestCodecWithoutTheDictionary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.close()
-	if err := a.addDict(kind.Meeting, testDict(t, a)); err != nil {
+	if err := a.addDict(kind.Meeting, testDict(t, a), true); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := a.marshal(kind.Meeting, sampleMeeting(4))
@@ -204,7 +205,7 @@ func TestDictionaryLiterals(t *testing.T) {
 	}
 	defer c.close()
 	d := testDict(t, c)
-	if err := c.addDict(kind.Meeting, d); err != nil {
+	if err := c.addDict(kind.Meeting, d, true); err != nil {
 		t.Fatal(err)
 	}
 	before, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d))
@@ -302,7 +303,7 @@ func TestCodecRefusesChangedText(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.close()
-	if err := c.addDict(kind.Meeting, testDict(t, c)); err != nil {
+	if err := c.addDict(kind.Meeting, testDict(t, c), true); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := c.marshal(kind.Meeting, wordyMeeting(5))
