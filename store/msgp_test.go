@@ -181,12 +181,12 @@ func TestMsgpRefusesDamage(t *testing.T) {
 	}
 }
 
-// TestUpgradeKeepsCBORDictionary: a store an earlier version wrote, its
-// work packages in CBOR compressed with a dictionary trained on CBOR,
-// reads them as before; new work packages are written in MessagePack,
-// first without a dictionary, then with one trained on MessagePack and
-// stored beside the CBOR one, which stays. Every value reads back, also
-// after reopening.
+// TestUpgradeKeepsCBORDictionary: a store an earlier version wrote
+// (schema version 4), its work packages in CBOR compressed with a
+// dictionary trained on CBOR, opens as version 5 and reads them as
+// before. New work packages are written in MessagePack, first without a
+// dictionary, then with one trained on MessagePack and stored beside the
+// CBOR one, which stays. Every value reads back, also after reopening.
 func TestUpgradeKeepsCBORDictionary(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(dir, Options{})
@@ -222,6 +222,9 @@ func TestUpgradeKeepsCBORDictionary(t *testing.T) {
 	// What the earlier version left: its dictionary and one value.
 	db := rawDB(t, dir)
 	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Put(keySchemaVersion, encodeUint(4)); err != nil {
+			return err
+		}
 		if err := tx.Bucket(bucketMeta).Put(dictKey(kind.WorkPackage), cborDict); err != nil {
 			return err
 		}
@@ -271,8 +274,10 @@ func TestUpgradeKeepsCBORDictionary(t *testing.T) {
 	marks := map[byte]int{}
 	msgpKey, _ := encDict(kind.WorkPackage)
 	var kept, trained bool
+	var version uint64
 	db = rawDB(t, dir)
 	if err := db.View(func(tx *bolt.Tx) error {
+		version, _ = decodeUint(tx.Bucket(bucketMeta).Get(keySchemaVersion))
 		kept = bytes.Equal(tx.Bucket(bucketMeta).Get(dictKey(kind.WorkPackage)), cborDict)
 		trained = tx.Bucket(bucketMeta).Get(msgpKey) != nil
 		return tx.Bucket(bucketOf(kind.WorkPackage)).ForEach(func(_, v []byte) error { marks[v[0]]++; return nil })
@@ -281,6 +286,9 @@ func TestUpgradeKeepsCBORDictionary(t *testing.T) {
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if version != SchemaVersion {
+		t.Errorf("schema version %d after the upgrade, want %d", version, SchemaVersion)
 	}
 	if !kept || !trained {
 		t.Errorf("CBOR dictionary kept %v, MessagePack one trained %v", kept, trained)

@@ -22,7 +22,9 @@ const FileName = "store.db"
 // Version 3 adds values compressed with a dictionary (dict.go), which a
 // version 2 reader cannot decode: it refuses the file instead. Version 4
 // adds attachments and the containers' attachment lists (containers.go).
-const SchemaVersion = 4
+// Version 5 writes work packages and activity lists in MessagePack
+// (msgpMark), which a version 4 reader would take for damage.
+const SchemaVersion = 5
 
 // DefaultLockTimeout is how long Open waits for another process to release
 // the file when Options.LockTimeout is zero.
@@ -266,6 +268,10 @@ func migration(from uint64) func(kvTx) error {
 		return func(kvTx) error { return nil }
 	case 3:
 		return migrate3to4
+	case 4:
+		// Nothing to rewrite: CBOR values stay readable, and values are
+		// written in MessagePack from the next write on.
+		return func(kvTx) error { return nil }
 	default:
 		return nil
 	}
