@@ -152,9 +152,10 @@ func (c *codec) marshal(k kind.Kind, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A kind's dictionary learns from the values this process encodes:
-	// a new store's work packages train on MessagePack. One trained on
-	// CBOR by an earlier version still compresses them, a little less.
+	// A kind's dictionary learns from the values this process encodes,
+	// in the kind's encoding: work packages and activity lists train one
+	// on MessagePack, apart from a CBOR one an earlier version left
+	// (encDict).
 	c.mu.Lock()
 	zip := c.dictZips[k]
 	if zip == nil {
