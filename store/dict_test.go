@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
@@ -24,6 +25,37 @@ func variedWorkPackage(id int64) openproject.WorkPackage {
 	wp.Subject = fmt.Sprintf("Fix the %d login timeout on host node-%d", id*7919%1000, id%37)
 	wp.Description = fmt.Sprintf("Customer case ZD-%d reports a timeout after %d seconds when the proxy restarts.", id*31, id%90)
 	return wp
+}
+
+// putVaried stores variedWorkPackage(from) up to to-1 in one transaction.
+func putVaried(t testing.TB, s *Store, from, to int64) {
+	t.Helper()
+	if err := s.Update(context.Background(), func(w *WriteTx) error {
+		for id := from; id < to; id++ {
+			if err := w.PutWorkPackage(variedWorkPackage(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// meetingDictCodec returns a codec that writes meetings with testDict,
+// and the dictionary; the codec is closed when the test ends.
+func meetingDictCodec(t testing.TB) (*codec, []byte) {
+	t.Helper()
+	c, err := newCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	d := testDict(t, c)
+	if err := c.addDict(kind.Meeting, d, true); err != nil {
+		t.Fatal(err)
+	}
+	return c, d
 }
 
 // testDict is a dictionary trained on meetings, for the fuzz target.
@@ -58,20 +90,7 @@ func TestDictionary(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	put := func(from, to int64) {
-		t.Helper()
-		if err := s.Update(ctx, func(w *WriteTx) error {
-			for id := from; id < to; id++ {
-				if err := w.PutWorkPackage(variedWorkPackage(id)); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put(1, dictMinSamples+1)
+	putVaried(t, s, 1, dictMinSamples+1)
 	// A transaction that trains, then fails: nothing of it stays.
 	err = s.Update(ctx, func(w *WriteTx) error {
 		if err := w.PutWorkPackage(variedWorkPackage(dictMinSamples + 1)); err != nil {
@@ -86,11 +105,11 @@ func TestDictionary(t *testing.T) {
 		t.Fatal("a rolled-back transaction left a dictionary")
 	}
 	// This transaction trains the dictionary; the next one uses it.
-	put(dictMinSamples+1, dictMinSamples+101)
+	putVaried(t, s, dictMinSamples+1, dictMinSamples+101)
 	if !hasDict(t, s, kind.WorkPackage) {
 		t.Fatal("no dictionary after more than dictMinSamples values")
 	}
-	put(dictMinSamples+101, dictMinSamples+201)
+	putVaried(t, s, dictMinSamples+101, dictMinSamples+201)
 	marks := map[byte]int{}
 	var plain, withDict int
 	if err := boltOf(s).View(func(tx *bolt.Tx) error {
@@ -158,14 +177,7 @@ func hasDict(t *testing.T, s *Store, k kind.Kind) bool {
 // TestCodecWithoutTheDictionary: a value naming a dictionary the store
 // does not hold is refused with a clear error, not garbage.
 func TestCodecWithoutTheDictionary(t *testing.T) {
-	a, err := newCodec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.close()
-	if err := a.addDict(kind.Meeting, testDict(t, a), true); err != nil {
-		t.Fatal(err)
-	}
+	a, _ := meetingDictCodec(t)
 	raw, err := a.marshal(kind.Meeting, sampleMeeting(4))
 	if err != nil || raw[0] != dictMark {
 		t.Fatalf("marshal with a dictionary: %v, mark %x", err, raw[0])
@@ -199,15 +211,7 @@ func wordyMeeting(id int64) openproject.Meeting {
 // the way earlier versions wrote it, with Huffman-coded literals, still
 // reads back.
 func TestDictionaryLiterals(t *testing.T) {
-	c, err := newCodec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
-	d := testDict(t, c)
-	if err := c.addDict(kind.Meeting, d, true); err != nil {
-		t.Fatal(err)
-	}
+	c, d := meetingDictCodec(t)
 	before, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d))
 	if err != nil {
 		t.Fatal(err)
@@ -298,14 +302,7 @@ func literalsType(t *testing.T, frame []byte) int {
 // checksum catches it. Raw literals hold the text as written, so the
 // change lands in it.
 func TestCodecRefusesChangedText(t *testing.T) {
-	c, err := newCodec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
-	if err := c.addDict(kind.Meeting, testDict(t, c), true); err != nil {
-		t.Fatal(err)
-	}
+	c, _ := meetingDictCodec(t)
 	raw, err := c.marshal(kind.Meeting, wordyMeeting(5))
 	if err != nil {
 		t.Fatal(err)

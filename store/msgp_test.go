@@ -101,16 +101,8 @@ func TestStoredFieldsEncode(t *testing.T) {
 // CBOR by earlier versions, with and without a dictionary, read back as
 // the same values as when written with MessagePack.
 func TestCBORValuesStillRead(t *testing.T) {
-	c, err := newCodec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
-	d := testDict(t, c)
 	// A dictionary trained on CBOR, as earlier versions trained it.
-	if err := c.addDict(kind.Meeting, d, true); err != nil {
-		t.Fatal(err)
-	}
+	c, d := meetingDictCodec(t)
 	withDict, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderDict(d))
 	if err != nil {
 		t.Fatal(err)
@@ -240,24 +232,11 @@ func TestUpgradeKeepsCBORDictionary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put := func(from, to int64) {
-		t.Helper()
-		if err := s.Update(t.Context(), func(w *WriteTx) error {
-			for id := from; id < to; id++ {
-				if err := w.PutWorkPackage(variedWorkPackage(id)); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// The CBOR dictionary reads; it does not write: the first values are
 	// MessagePack without a dictionary, and they train one.
-	put(2, dictMinSamples+2)
-	put(dictMinSamples+2, dictMinSamples+102) // trains, from its commit on
-	put(dictMinSamples+102, dictMinSamples+202)
+	putVaried(t, s, 2, dictMinSamples+2)
+	putVaried(t, s, dictMinSamples+2, dictMinSamples+102) // trains, from its commit on
+	putVaried(t, s, dictMinSamples+102, dictMinSamples+202)
 	check := func() {
 		t.Helper()
 		for _, id := range []int64{1, 2, dictMinSamples + 1, dictMinSamples + 101, dictMinSamples + 201} {

@@ -137,25 +137,11 @@ func TestPostgresConcurrentWriters(t *testing.T) {
 func TestPostgresDictionaryAcrossProcesses(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	name := pgtest.StoreName(t)
-	ctx := context.Background()
 	a, b := openPostgresTemp(t, dsn, name), openPostgresTemp(t, dsn, name)
-	put := func(s *Store, from, to int64) {
-		t.Helper()
-		if err := s.Update(ctx, func(w *WriteTx) error {
-			for id := from; id < to; id++ {
-				if err := w.PutWorkPackage(variedWorkPackage(id)); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// b samples values too, so it would train its own.
-	put(b, 1, dictMinSamples+1)
-	put(a, dictMinSamples+1, 2*dictMinSamples+2)
-	put(a, 2*dictMinSamples+2, 2*dictMinSamples+100)
+	putVaried(t, b, 1, dictMinSamples+1)
+	putVaried(t, a, dictMinSamples+1, 2*dictMinSamples+2)
+	putVaried(t, a, 2*dictMinSamples+2, 2*dictMinSamples+100)
 	d := func(s *Store) []byte {
 		raw, _, _ := single(s, func(tx *ReadTx) ([]byte, bool, error) {
 			key, _ := encDict(kind.WorkPackage)
@@ -165,7 +151,7 @@ func TestPostgresDictionaryAcrossProcesses(t *testing.T) {
 	}
 	before := string(d(a))
 	// b writes before it has read anything that would load a's.
-	put(b, 3*dictMinSamples, 4*dictMinSamples+10)
+	putVaried(t, b, 3*dictMinSamples, 4*dictMinSamples+10)
 	if after := string(d(a)); before == "" || after != before {
 		t.Fatal("b replaced the dictionary a trained")
 	}
