@@ -162,20 +162,30 @@ func (c *codec) addDict(k kind.Kind, d []byte, encode bool) error {
 	// package store a value decompresses in 2.97 us instead of 3.70 and
 	// takes 373 bytes instead of 365. Values written before stay
 	// readable: each frame says how its literals are stored.
-	zip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d), zstd.WithNoEntropyCompression(true))
-	if err != nil {
-		return fmt.Errorf("load the %s dictionary: %w", k, err)
+	// A dictionary kept only for reading old values needs no encoder.
+	var zip *zstd.Encoder
+	if encode {
+		var err error
+		zip, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d), zstd.WithNoEntropyCompression(true))
+		if err != nil {
+			return fmt.Errorf("load the %s dictionary: %w", k, err)
+		}
+	}
+	closeZip := func() {
+		if zip != nil {
+			zip.Close()
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if (encode && c.dictZips[k] != nil) || slices.ContainsFunc(c.dicts, func(o []byte) bool { return bytes.Equal(o, d) }) {
-		zip.Close() // loaded meanwhile, by a read that met a value using it
+		closeZip() // loaded meanwhile, by a read that met a value using it
 		return nil
 	}
 	dicts := append(slices.Clip(c.dicts), d)
 	unzip, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxDecoded), zstd.WithDecoderDicts(dicts...))
 	if err != nil {
-		zip.Close()
+		closeZip()
 		return fmt.Errorf("load the %s dictionary: %w", k, err)
 	}
 	if c.dictUnzip != nil {
@@ -183,7 +193,6 @@ func (c *codec) addDict(k kind.Kind, d []byte, encode bool) error {
 	}
 	c.dicts, c.dictUnzip = dicts, unzip
 	if !encode {
-		zip.Close()
 		return nil
 	}
 	c.dictZips[k] = zip
