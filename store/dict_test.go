@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -43,9 +42,8 @@ func putVaried(t testing.TB, s *Store, from, to int64) {
 	}
 }
 
-// meetingDictCodec returns a codec that writes meetings with testDict
-// and reads values an earlier version compressed with zstdTestDict,
-// and that zstd dictionary; the codec is closed when the test ends.
+// meetingDictCodec returns a codec that writes meetings with testDict,
+// and the dictionary; the codec is closed when the test ends.
 func meetingDictCodec(t testing.TB) (*codec, []byte) {
 	t.Helper()
 	c, err := newCodec()
@@ -53,18 +51,15 @@ func meetingDictCodec(t testing.TB) (*codec, []byte) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.close)
-	if err := c.addS2Dict(kind.Meeting, testDict(t, c)); err != nil {
+	d := testDict(t, c)
+	if err := c.addDict(kind.Meeting, d, true); err != nil {
 		t.Fatal(err)
 	}
-	zd := zstdTestDict(t, c)
-	if err := c.addDict(zd); err != nil {
-		t.Fatal(err)
-	}
-	return c, zd
+	return c, d
 }
 
-// meetingSamples are dictMinSamples meetings in CBOR, varied.
-func meetingSamples(tb testing.TB, c *codec) [][]byte {
+// testDict is a dictionary trained on meetings, for the fuzz target.
+func testDict(tb testing.TB, c *codec) []byte {
 	tb.Helper()
 	var samples [][]byte
 	for i := range int64(dictMinSamples) {
@@ -76,25 +71,7 @@ func meetingSamples(tb testing.TB, c *codec) [][]byte {
 		}
 		samples = append(samples, raw)
 	}
-	return samples
-}
-
-// testDict is an S2 dictionary trained on meetings, as maybeTrain
-// trains one.
-func testDict(tb testing.TB, c *codec) []byte {
-	tb.Helper()
-	d, err := dict.BuildS2Dict(meetingSamples(tb, c), dict.Options{MaxDictSize: s2DictSize, HashBytes: 6})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return d
-}
-
-// zstdTestDict is a zstd dictionary trained on meetings, as versions 3
-// to 5 trained them.
-func zstdTestDict(tb testing.TB, c *codec) []byte {
-	tb.Helper()
-	d, err := dict.BuildZstdDict(meetingSamples(tb, c), dict.Options{MaxDictSize: 32 << 10, HashBytes: 6, ZstdDictID: dictIDBase + 3, ZstdLevel: zstd.SpeedDefault})
+	d, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: dictSize, HashBytes: 6, ZstdDictID: dictIDBase + 3, ZstdLevel: zstd.SpeedDefault})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -124,7 +101,7 @@ func TestDictionary(t *testing.T) {
 	if err == nil {
 		t.Fatal("the failing transaction succeeded")
 	}
-	if hasDict(t, s, kind.WorkPackage) || s.codec.s2Dicts[kind.WorkPackage] != nil {
+	if hasDict(t, s, kind.WorkPackage) || s.codec.dictZips[kind.WorkPackage] != nil {
 		t.Fatal("a rolled-back transaction left a dictionary")
 	}
 	// This transaction trains the dictionary; the next one uses it.
@@ -139,9 +116,9 @@ func TestDictionary(t *testing.T) {
 		return tx.Bucket(bucketOf(kind.WorkPackage)).ForEach(func(k, v []byte) error {
 			marks[v[0]]++
 			switch id := keyID(k); {
-			case v[0] == s2MsgpMark && id > 800 && id <= 900:
+			case v[0] == msgpMark && id > 800 && id <= 900:
 				plain += len(v)
-			case v[0] == s2MsgpDictMark && id > dictMinSamples+100:
+			case v[0] == msgpDictMark && id > dictMinSamples+100:
 				withDict += len(v)
 			}
 			return nil
@@ -149,7 +126,7 @@ func TestDictionary(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if marks[s2MsgpMark] != dictMinSamples+100 || marks[s2MsgpDictMark] != 100 {
+	if marks[msgpMark] != dictMinSamples+100 || marks[msgpDictMark] != 100 {
 		t.Errorf("encodings %v, want %d without a dictionary and 100 with", marks, dictMinSamples+100)
 	}
 	if withDict >= plain {
@@ -188,7 +165,8 @@ func hasDict(t *testing.T, s *Store, k kind.Kind) bool {
 	t.Helper()
 	var ok bool
 	if err := boltOf(s).View(func(tx *bolt.Tx) error {
-		ok = tx.Bucket(bucketMeta).Get(s2Key(k)) != nil
+		key, _ := encDict(k)
+		ok = tx.Bucket(bucketMeta).Get(key) != nil
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -196,63 +174,25 @@ func hasDict(t *testing.T, s *Store, k kind.Kind) bool {
 	return ok
 }
 
-// TestCodecWithoutTheDictionary: a value compressed with a dictionary
-// the store does not hold, S2's or an earlier version's zstd one, is
-// refused with a clear error, not garbage; so is an S2 dictionary value
-// read as another kind, whose dictionary is another.
+// TestCodecWithoutTheDictionary: a value naming a dictionary the store
+// does not hold is refused with a clear error, not garbage.
 func TestCodecWithoutTheDictionary(t *testing.T) {
-	a, zd := meetingDictCodec(t)
+	a, _ := meetingDictCodec(t)
 	raw, err := a.marshal(kind.Meeting, sampleMeeting(4))
-	if err != nil || raw[0] != s2DictMark {
+	if err != nil || raw[0] != dictMark {
 		t.Fatalf("marshal with a dictionary: %v, mark %x", err, raw[0])
 	}
-	plain, err := a.enc.Marshal(sampleMeeting(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	zip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderDict(zd))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zip.Close()
-	old := zip.EncodeAll(plain, []byte{dictMark})
 	b, err := newCodec()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.close()
-	for _, v := range [][]byte{raw, old} {
-		var m openproject.Meeting
-		if err := b.unmarshal(v, &m); !errors.Is(err, errNoDict) && !errors.Is(err, zstd.ErrUnknownDictionary) {
-			t.Errorf("mark %#x without the dictionary: %v, want a missing dictionary", v[0], err)
-		}
-		if err := a.unmarshal(v, &m); err != nil || m.Title != "Weekly" {
-			t.Fatalf("mark %#x with the dictionary: %v %+v", v[0], err, m)
-		}
+	var m openproject.Meeting
+	if err := b.unmarshal(raw, &m); err == nil {
+		t.Fatal("decoded a dictionary value without the dictionary")
 	}
-	// A wiki page's dictionary is not the meetings'.
-	var pages [][]byte
-	for i := range 200 {
-		p, err := a.enc.Marshal(openproject.WikiPage{ID: int64(i), Title: fmt.Sprintf("Runbook %d", i*7%31), Text: fmt.Sprintf("Step %d: restart node-%d and check the %d certificates.", i%9, i, i*3)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pages = append(pages, p)
-	}
-	wd, err := dict.BuildS2Dict(pages, dict.Options{MaxDictSize: s2DictSize, HashBytes: 6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.addS2Dict(kind.WikiPage, wd); err != nil {
-		t.Fatal(err)
-	}
-	var w openproject.WikiPage
-	if err := a.unmarshal(raw, &w); err == nil {
-		t.Error("a meeting decoded as a wiki page")
-	}
-	var p openproject.Attachment
-	if err := a.unmarshal(raw, &p); !errors.Is(err, errNoDict) {
-		t.Errorf("a meeting read as an attachment, a kind without a dictionary: %v", err)
+	if err := a.unmarshal(raw, &m); err != nil || m.Title != "Weekly" {
+		t.Fatalf("decode with the dictionary: %v %+v", err, m)
 	}
 }
 
@@ -266,54 +206,48 @@ func wordyMeeting(id int64) openproject.Meeting {
 	return m
 }
 
-// TestZstdValuesStillRead: values compressed with a zstd dictionary as
-// earlier versions wrote them, with Huffman-coded literals (versions 3
-// and 4) or raw ones (version 5), read back as the values written now
-// with S2.
-func TestZstdValuesStillRead(t *testing.T) {
+// TestDictionaryLiterals: a value compressed with a dictionary keeps its
+// literals as they are, not Huffman-coded (addDict), and a value written
+// the way earlier versions wrote it, with Huffman-coded literals, still
+// reads back.
+func TestDictionaryLiterals(t *testing.T) {
 	c, d := meetingDictCodec(t)
-	huffmanZip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d))
+	before, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer huffmanZip.Close()
-	rawZip, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderDict(d), zstd.WithNoEntropyCompression(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rawZip.Close()
-	literals := map[int]int{}
+	defer before.Close()
+	huffman := 0
 	for id := range int64(40) {
 		m := wordyMeeting(id + 1)
 		raw, err := c.marshal(kind.Meeting, m)
-		if err != nil || raw[0] != s2DictMark {
+		if err != nil || raw[0] != dictMark {
 			t.Fatalf("marshal with a dictionary: %v, mark %x", err, raw[0])
+		}
+		if lt := literalsType(t, raw[1:]); lt == literalsHuffman || lt == literalsTreeless {
+			t.Fatalf("meeting %d: literals stored as type %d, want raw", id+1, lt)
 		}
 		plain, err := c.enc.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want openproject.Meeting
+		old := before.EncodeAll(plain, []byte{dictMark})
+		if literalsType(t, old[1:]) == literalsHuffman {
+			huffman++
+		}
+		var got, want openproject.Meeting
+		if err := c.unmarshal(old, &got); err != nil {
+			t.Fatalf("meeting %d as written before: %v", id+1, err)
+		}
 		if err := c.unmarshal(raw, &want); err != nil {
 			t.Fatal(err)
 		}
-		if want.AgendaItems[0].Notes != m.AgendaItems[0].Notes {
-			t.Fatalf("meeting %d reads back as %+v", id+1, want)
-		}
-		for _, zip := range []*zstd.Encoder{huffmanZip, rawZip} {
-			old := zip.EncodeAll(plain, []byte{dictMark})
-			literals[literalsType(t, old[1:])]++
-			var got openproject.Meeting
-			if err := c.unmarshal(old, &got); err != nil {
-				t.Fatalf("meeting %d as written before: %v", id+1, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("meeting %d reads differently as written before:\n%+v\nwant\n%+v", id+1, got, want)
-			}
+		if !reflect.DeepEqual(got, want) || got.AgendaItems[0].Notes != m.AgendaItems[0].Notes {
+			t.Fatalf("meeting %d reads differently as written before:\n%+v\nwant\n%+v", id+1, got, want)
 		}
 	}
-	if literals[literalsHuffman] == 0 || literals[literalsRaw] == 0 {
-		t.Fatalf("literals block types %v: the test needs values of both earlier ways", literals)
+	if huffman == 0 {
+		t.Fatal("no value written the earlier way had Huffman-coded literals: the test shows nothing")
 	}
 }
 
@@ -364,9 +298,9 @@ func literalsType(t *testing.T, frame []byte) int {
 }
 
 // TestCodecRefusesChangedText: a byte changed inside a value's text is
-// refused, though CBOR does not check text for valid UTF-8 and an S2
-// block has no checksum: the value's CRC-32C catches it. S2 keeps
-// literals as written, so the change lands in the text.
+// refused, though CBOR no longer checks text for valid UTF-8: zstd's
+// checksum catches it. Raw literals hold the text as written, so the
+// change lands in it.
 func TestCodecRefusesChangedText(t *testing.T) {
 	c, _ := meetingDictCodec(t)
 	raw, err := c.marshal(kind.Meeting, wordyMeeting(5))

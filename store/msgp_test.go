@@ -84,8 +84,8 @@ func TestStoredFieldsEncode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if raw[0] != s2MsgpMark {
-			t.Errorf("%s written with mark %#x, want MessagePack's %#x", tc.k, raw[0], s2MsgpMark)
+		if raw[0] != msgpMark {
+			t.Errorf("%s written with mark %#x, want MessagePack's %#x", tc.k, raw[0], msgpMark)
 		}
 		got := tc.into()
 		if err := c.unmarshal(raw, got); err != nil {
@@ -174,12 +174,11 @@ func TestMsgpRefusesDamage(t *testing.T) {
 }
 
 // TestUpgradeKeepsCBORDictionary: a store an earlier version wrote
-// (schema version 4), its work packages in CBOR compressed with a zstd
-// dictionary trained on CBOR, opens as the current version and reads
-// them as before. New work packages are written in MessagePack
-// compressed with S2, first without a dictionary, then with one trained
-// on MessagePack and stored beside the zstd one, which stays. Every
-// value reads back, also after reopening.
+// (schema version 4), its work packages in CBOR compressed with a
+// dictionary trained on CBOR, opens as version 5 and reads them as
+// before. New work packages are written in MessagePack, first without a
+// dictionary, then with one trained on MessagePack and stored beside the
+// CBOR one, which stays. Every value reads back, also after reopening.
 func TestUpgradeKeepsCBORDictionary(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(dir, Options{})
@@ -195,7 +194,7 @@ func TestUpgradeKeepsCBORDictionary(t *testing.T) {
 		}
 		samples = append(samples, raw)
 	}
-	cborDict, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: 32 << 10, HashBytes: 6, ZstdDictID: dictIDBase, ZstdLevel: zstd.SpeedDefault})
+	cborDict, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: dictSize, HashBytes: 6, ZstdDictID: dictIDBase, ZstdLevel: zstd.SpeedDefault})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,8 +232,8 @@ func TestUpgradeKeepsCBORDictionary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The zstd dictionary reads; it does not write: the first values are
-	// MessagePack without a dictionary, and they train an S2 one.
+	// The CBOR dictionary reads; it does not write: the first values are
+	// MessagePack without a dictionary, and they train one.
 	putVaried(t, s, 2, dictMinSamples+2)
 	putVaried(t, s, dictMinSamples+2, dictMinSamples+102) // trains, from its commit on
 	putVaried(t, s, dictMinSamples+102, dictMinSamples+202)
@@ -252,13 +251,14 @@ func TestUpgradeKeepsCBORDictionary(t *testing.T) {
 		t.Fatal(err)
 	}
 	marks := map[byte]int{}
+	msgpKey, _ := encDict(kind.WorkPackage)
 	var kept, trained bool
 	var version uint64
 	db = rawDB(t, dir)
 	if err := db.View(func(tx *bolt.Tx) error {
 		version, _ = decodeUint(tx.Bucket(bucketMeta).Get(keySchemaVersion))
 		kept = bytes.Equal(tx.Bucket(bucketMeta).Get(dictKey(kind.WorkPackage)), cborDict)
-		trained = tx.Bucket(bucketMeta).Get(s2Key(kind.WorkPackage)) != nil
+		trained = tx.Bucket(bucketMeta).Get(msgpKey) != nil
 		return tx.Bucket(bucketOf(kind.WorkPackage)).ForEach(func(_, v []byte) error { marks[v[0]]++; return nil })
 	}); err != nil {
 		t.Fatal(err)
@@ -270,10 +270,10 @@ func TestUpgradeKeepsCBORDictionary(t *testing.T) {
 		t.Errorf("schema version %d after the upgrade, want %d", version, SchemaVersion)
 	}
 	if !kept || !trained {
-		t.Errorf("zstd CBOR dictionary kept %v, S2 MessagePack one trained %v", kept, trained)
+		t.Errorf("CBOR dictionary kept %v, MessagePack one trained %v", kept, trained)
 	}
-	if marks[dictMark] != 1 || marks[s2MsgpMark] != dictMinSamples+100 || marks[s2MsgpDictMark] != 100 {
-		t.Errorf("encodings %v, want 1 CBOR with a zstd dictionary, %d MessagePack without a dictionary, 100 with an S2 one", marks, dictMinSamples+100)
+	if marks[dictMark] != 1 || marks[msgpMark] != dictMinSamples+100 || marks[msgpDictMark] != 100 {
+		t.Errorf("encodings %v, want 1 CBOR with a dictionary, %d MessagePack without, 100 with", marks, dictMinSamples+100)
 	}
 	s, err = Open(dir, Options{})
 	if err != nil {

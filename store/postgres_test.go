@@ -144,7 +144,8 @@ func TestPostgresDictionaryAcrossProcesses(t *testing.T) {
 	putVaried(t, a, 2*dictMinSamples+2, 2*dictMinSamples+100)
 	d := func(s *Store) []byte {
 		raw, _, _ := single(s, func(tx *ReadTx) ([]byte, bool, error) {
-			return tx.tx.bucket(bucketMeta).get(s2Key(kind.WorkPackage)), true, nil
+			key, _ := encDict(kind.WorkPackage)
+			return tx.tx.bucket(bucketMeta).get(key), true, nil
 		})
 		return raw
 	}

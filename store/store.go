@@ -23,9 +23,8 @@ const FileName = "store.db"
 // version 2 reader cannot decode: it refuses the file instead. Version 4
 // adds attachments and the containers' attachment lists (containers.go).
 // Version 5 writes work packages and activity lists in MessagePack
-// (msgpMark), which a version 4 reader would take for damage. Version 6
-// compresses values with S2 and S2 dictionaries (s2Mark).
-const SchemaVersion = 6
+// (msgpMark), which a version 4 reader would take for damage.
+const SchemaVersion = 5
 
 // DefaultLockTimeout is how long Open waits for another process to release
 // the file when Options.LockTimeout is zero.
@@ -272,12 +271,6 @@ func migration(from uint64) func(kvTx) error {
 	case 4:
 		// Nothing to rewrite: CBOR values stay readable, and values are
 		// written in MessagePack from the next write on.
-		return func(kvTx) error { return nil }
-	case 5:
-		// Nothing to rewrite: zstd values and dictionaries stay
-		// readable, and values are compressed with S2 from the next
-		// write on, each kind with a dictionary of its own once it has
-		// had dictMinSamples more.
 		return func(kvTx) error { return nil }
 	default:
 		return nil
