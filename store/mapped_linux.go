@@ -45,7 +45,7 @@ func mappingEnd(start uintptr, path string) (uintptr, error) {
 	defer f.Close()
 	fi, err := os.Stat(path)
 	if err != nil {
-		return 0, fmt.Errorf("read the process's mappings: %w", err)
+		return 0, fmt.Errorf("stat the store file: %w", err)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
