@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"errors"
 	"path/filepath"
 	"testing"
 
@@ -14,17 +13,6 @@ import (
 // them; the store reads as before afterwards, and memory that is not
 // the store's map keeps its contents.
 func TestReleaseMapped(t *testing.T) {
-	mappedRSS := func(t *testing.T, path string) int {
-		t.Helper()
-		kib, err := procmem.MappedKiB(path)
-		if errors.Is(err, procmem.ErrUnsupported) {
-			t.Skip(err)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return kib
-	}
 	dir := t.TempDir()
 	s, err := Open(dir, Options{})
 	if err != nil {
@@ -51,14 +39,14 @@ func TestReleaseMapped(t *testing.T) {
 	}
 	readAll()
 	sentinel := bytes.Repeat([]byte("opsearch"), 1<<16)
-	before := mappedRSS(t, path)
+	before := procmem.Resident(t, path)
 	if before < 256 {
 		t.Fatalf("%d KiB of the store resident after reading 3,000 work packages: the test shows nothing", before)
 	}
 	if err := s.ReleaseMapped(); err != nil {
 		t.Fatal(err)
 	}
-	if after := mappedRSS(t, path); after > before/10 {
+	if after := procmem.Resident(t, path); after > before/10 {
 		t.Errorf("%d KiB of the store resident after ReleaseMapped, %d before", after, before)
 	}
 	if !bytes.Equal(sentinel, bytes.Repeat([]byte("opsearch"), 1<<16)) {

@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/opsearch/opsearch/internal/optesting/procmem"
@@ -19,17 +18,7 @@ func TestSyncReleasesMappedStore(t *testing.T) {
 	e := newEnv(t, opgen.GenOptions{Seed: 5, WorkPackages: 800}, optest.Options{}, Options{})
 	e.sync(t)
 	path := e.st.Path()
-	resident := func() int {
-		t.Helper()
-		kib, err := procmem.MappedKiB(path)
-		if errors.Is(err, procmem.ErrUnsupported) {
-			t.Skip(err)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return kib
-	}
+	resident := func() int { return procmem.Resident(t, path) }
 	ids, err := e.st.IDs(kind.WorkPackage)
 	if err != nil {
 		t.Fatal(err)

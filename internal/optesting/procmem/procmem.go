@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"testing"
 )
 
 // ErrUnsupported is returned where /proc/self/smaps cannot be read (not
@@ -45,4 +46,18 @@ func MappedKiB(path string) (int, error) {
 		return 0, fmt.Errorf("read /proc/self/smaps: %w", err)
 	}
 	return kib, nil
+}
+
+// Resident is MappedKiB for a test: it skips t where /proc/self/smaps
+// cannot be read and fails it on any other error.
+func Resident(t testing.TB, path string) int {
+	t.Helper()
+	kib, err := MappedKiB(path)
+	if errors.Is(err, ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kib
 }
