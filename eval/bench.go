@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/opsearch/opsearch/eval/querygen"
 	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/kind"
@@ -99,6 +101,26 @@ type BenchSync struct {
 	// IndexMB and StoreMB are the sizes on disk.
 	IndexMB float64 `json:"indexMb"`
 	StoreMB float64 `json:"storeMb"`
+	// Probe is a bare client's requests to the fake before the sync.
+	Probe BenchProbe `json:"probe"`
+}
+
+// BenchProbe is what a bare client gets from the fake on this machine:
+// activity requests, as many at a time as the sync may run, each body
+// read whole and not decoded. The sync's floor (requests × latency ÷
+// concurrency) counts only the fake's latency; how far above it the
+// probe ends is what the fake and the machine's scheduling add to every
+// request before the sync does any work of its own (on a 2 vCPU virtual
+// machine, 1.09-1.13× at 20 ms), so the sync's own share is the rest.
+type BenchProbe struct {
+	Requests    int     `json:"requests"`
+	Concurrency int     `json:"concurrency"`
+	MS          float64 `json:"ms"`
+	FloorMS     float64 `json:"floorMs"`
+	// MeanRequestMS and MedianRequestMS are from sending a request to
+	// its body's last byte.
+	MeanRequestMS   float64 `json:"meanRequestMs"`
+	MedianRequestMS float64 `json:"medianRequestMs"`
 }
 
 // BenchKindSync is one kind's share of the initial sync.
@@ -176,6 +198,9 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	}
 	defer fake.Close()
 
+	if rep.Sync.Probe, err = probe(ctx, fake.URL, d, sync.DefaultMaxConcurrency, probeRounds, o.Latency); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
 	ct := &countingTransport{next: &http.Transport{MaxIdleConnsPerHost: 64}}
 	client, err := openproject.New(openproject.Config{
 		BaseURL: fake.URL, APIKey: optest.AdminKey, HTTPClient: &http.Client{Transport: ct},
@@ -298,6 +323,66 @@ func benchSearch(m scorer.Metrics, lat []time.Duration, requests int64, n int) B
 	}
 }
 
+// probeRounds is how many requests each of the probe's slots makes: a
+// second's worth at 20 ms.
+const probeRounds = 50
+
+// probe runs conc×rounds activity requests against the fake at baseURL,
+// conc at a time, over d's work packages, with a plain HTTP client that
+// reads each (gzipped) body and decodes nothing (BenchProbe).
+func probe(ctx context.Context, baseURL string, d *optest.Dataset, conc, rounds int, latency time.Duration) (BenchProbe, error) {
+	n := conc * rounds
+	if len(d.WorkPackages) == 0 {
+		return BenchProbe{}, nil
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}}
+	defer hc.CloseIdleConnections()
+	lat := make([]time.Duration, n)
+	var next atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	start := time.Now()
+	for range conc {
+		g.Go(func() error {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				id := d.WorkPackages[i%len(d.WorkPackages)].ID
+				req, err := http.NewRequestWithContext(gctx, http.MethodGet, fmt.Sprintf("%s/api/v3/work_packages/%d/activities", baseURL, id), nil)
+				if err != nil {
+					return fmt.Errorf("probe: %w", err)
+				}
+				req.SetBasicAuth("apikey", optest.AdminKey)
+				req.Header.Set("Accept-Encoding", "gzip") // as the client asks; not decompressed here
+				began := time.Now()
+				resp, err := hc.Do(req)
+				if err != nil {
+					return fmt.Errorf("probe: %w", err)
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					return fmt.Errorf("probe: read work package %d's activities: %w", id, err)
+				}
+				if resp.StatusCode != http.StatusOK {
+					return fmt.Errorf("probe: work package %d's activities: %s", id, resp.Status)
+				}
+				lat[i] = time.Since(began)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return BenchProbe{}, err
+	}
+	took := time.Since(start)
+	var sum time.Duration
+	for _, l := range lat {
+		sum += l
+	}
+	return BenchProbe{
+		Requests: n, Concurrency: conc, MS: ms(took), FloorMS: float64(n) * ms(latency) / float64(conc),
+		MeanRequestMS: ms(sum / time.Duration(n)), MedianRequestMS: Percentile(lat, 0.5),
+	}, nil
+}
+
 // benchQueries draws n labelled queries that target work packages (the
 // only kind the reference's live search covers), round-robin over kinds.
 func benchQueries(d *optest.Dataset, seed int64, n int) []scorer.LabelledQuery {
@@ -411,6 +496,11 @@ func (r *BenchReport) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "data: %d work packages, %d comments; fake server latency %.0f ms per request\n", r.WorkPackages, r.Comments, r.LatencyMS)
 	fmt.Fprintf(w, "machine: %s\n\n", r.Machine)
 	s := r.Sync
+	if p := s.Probe; p.Requests > 0 {
+		fmt.Fprintf(w, "bare client       %10.0f ms  (%d activity requests, %d at a time, before the sync, bodies read and not decoded:\n", p.MS, p.Requests, p.Concurrency)
+		fmt.Fprintf(w, "                                %.1f ms on average, %.1f ms at the median; %.2f× their floor: what the fake and this machine allow)\n",
+			p.MeanRequestMS, p.MedianRequestMS, p.MS/max(p.FloorMS, 1))
+	}
 	fmt.Fprintf(w, "initial sync      %10.0f ms  (%d requests; API-bound floor %d × %.0f ms ÷ %d = %.0f ms, %.2f× the floor;\n",
 		s.InitialMS, s.Requests, s.Requests, r.LatencyMS, s.Concurrency, s.FloorMS, s.InitialMS/max(s.FloorMS, 1))
 	fmt.Fprintf(w, "                                concurrency chosen %d, at most %d, %d backoffs)\n", s.Concurrency, s.PeakConcurrency, s.Backoffs)

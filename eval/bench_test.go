@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/opsearch/opsearch/sync"
 )
 
 // TestBenchSmall runs the whole benchmark on a tiny data set.
@@ -57,6 +59,15 @@ func TestBenchSmall(t *testing.T) {
 			t.Errorf("%s: requests took %.2f ms on average and %.2f ms at the median, under the fake's latency of %.2f ms",
 				k.Kind, k.MeanRequestMS, k.MedianRequestMS, rep.LatencyMS)
 		}
+	}
+	// The bare client's probe: every request answered, none sooner than
+	// the fake's latency, so its time is at least its floor.
+	if p := rep.Sync.Probe; p.Requests != sync.DefaultMaxConcurrency*probeRounds || p.Concurrency != sync.DefaultMaxConcurrency ||
+		p.MeanRequestMS < rep.LatencyMS || p.MedianRequestMS < 0.95*rep.LatencyMS || p.MS < 0.95*p.FloorMS || p.FloorMS <= 0 {
+		t.Errorf("probe figures: %+v (latency %.2f ms)", p, rep.LatencyMS)
+	}
+	if !regexp.MustCompile(`(?m)^bare client +\d+ ms  \(800 activity requests, 16 at a time, before the sync`).MatchString(b.String()) {
+		t.Errorf("text report lacks the bare client's probe:\n%s", b.String())
 	}
 	if !regexp.MustCompile(`(?m)^  work_package +\d+ ms  \(\d+ requests of [0-9.]+ ms on average, [0-9.]+ ms at the median; floor \d+ ms, [0-9.]+× it\)$`).MatchString(b.String()) {
 		t.Errorf("text report lacks the work packages' share of the sync:\n%s", b.String())
