@@ -111,7 +111,7 @@ type BenchSync struct {
 // concurrency) counts only the fake's latency; how far above it the
 // probe ends is what the fake and the machine's scheduling add to every
 // request before the sync does any work of its own (on a 2 vCPU virtual
-// machine, 1.09-1.13× at 20 ms), so the sync's own share is the rest.
+// machine, 1.08-1.13× at 20 ms), so the sync's own share is the rest.
 type BenchProbe struct {
 	Requests    int     `json:"requests"`
 	Concurrency int     `json:"concurrency"`
