@@ -17,8 +17,8 @@ import (
 // unloaded (when prune is set).
 //
 // Loading and scoring a candidate is most of a query's time past the
-// index (zstd, CBOR, markup to plain text, the scorer's tokenizing), and a
-// page shows k = Page×PageSize of the head's 30 or more. A candidate's
+// index (decompressing, decoding, markup to plain text, the scorer's
+// tokenizing), and a page shows k = Page×PageSize of the head's 30 or more. A candidate's
 // ranking score (rankScore) grows with its coverage and relative index
 // score, which the hit carries, and with the scorer's evidence, which
 // needs the text but lies between 0 and a ceiling (bound): every hit has a

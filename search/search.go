@@ -619,8 +619,8 @@ type candidate struct {
 // Hits whose entity vanished from the store (deleted since indexing) are
 // dropped.
 func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit, prep *scorer.Prepared) ([]*candidate, error) {
-	// Decoding is most of hydration (zstd, then CBOR, then markup to
-	// plain text) and each entity is decoded alone, so the candidates are
+	// Decoding is most of hydration (zstd, then MessagePack or CBOR,
+	// then markup to plain text) and each entity is decoded alone, so the candidates are
 	// spread over the cores, each goroutine in a read transaction of its
 	// own (a bbolt transaction is not safe for concurrent use): on an
 	// idle machine one search answers sooner. Each candidate is scored
