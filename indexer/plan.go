@@ -261,17 +261,27 @@ func (p *Plan) cover(ctx context.Context, r index.IndexReader, hits []Hit) error
 		if tfr.Count() == 0 {
 			return
 		}
+		// at is the reader's position: the last posting it returned.
+		// A reader already at or past a document is not asked to
+		// advance to it: scorch's reader takes that for a seek
+		// backwards and opens itself again from the first posting, which
+		// was a tenth of a query's allocations (a term rarer than the
+		// hits passes several of them at once).
 		var td index.TermFieldDoc
+		var at index.IndexInternalID
 		for k, d := range docs {
-			got, err := tfr.Advance(d.id, &td)
-			if err != nil {
-				errs[i] = fmt.Errorf("read postings of %q: %w", l.t, err)
-				return
+			if at == nil || at.Compare(d.id) < 0 {
+				got, err := tfr.Advance(d.id, &td)
+				if err != nil {
+					errs[i] = fmt.Errorf("read postings of %q: %w", l.t, err)
+					return
+				}
+				if got == nil {
+					return // past the last posting
+				}
+				at = got.ID
 			}
-			if got == nil {
-				return // past the last posting
-			}
-			l.in[k] = got.ID.Equals(d.id)
+			l.in[k] = at.Equals(d.id)
 		}
 	})
 	if err := errors.Join(errs...); err != nil {

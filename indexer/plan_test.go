@@ -3,6 +3,7 @@ package indexer
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -392,5 +393,76 @@ func TestPlanWordsInQueryOrder(t *testing.T) {
 		if m := res.Hits[i].MatchedWords; !slices.Equal(m, []string{"zanzibar", "chen"}) {
 			t.Fatalf("work_package:1235 matched %q, want [zanzibar chen]", m)
 		}
+	}
+}
+
+// TestCoverManyHits measures the coverage of many hits at once, with a
+// word far rarer than the hits (its reader passes several hits at a
+// time), and checks it against each hit measured alone. It also checks
+// that this costs no more allocations than a word every hit holds:
+// scorch's reader, asked to advance to a document it has already passed,
+// opens itself again, and cover once asked it to for every hit between
+// two postings of the rare word.
+func TestCoverManyHits(t *testing.T) {
+	var docs []Document
+	for i := range 60 {
+		desc := "alpha beta gamma filler"
+		if i%10 == 3 {
+			desc += " omega"
+		}
+		docs = append(docs, FromWorkPackage(openproject.WorkPackage{ID: int64(100 + i), Subject: "Ticket " + strconv.Itoa(i), Description: desc}, nil))
+	}
+	b := openFilled(t, docs)
+	ctx := context.Background()
+	covered := func(q string) ([]Hit, *Plan) {
+		t.Helper()
+		res, err := b.Search(ctx, SearchOptions{Query: q, Size: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != len(docs) || res.Plan == nil {
+			t.Fatalf("%q: %d hits (plan %v), want %d with a plan", q, len(res.Hits), res.Plan != nil, len(docs))
+		}
+		return res.Hits, res.Plan
+	}
+	adv, err := b.idx.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	hits, plan := covered("alpha omega")
+	var holders int
+	for _, h := range hits {
+		alone := []Hit{{ID: h.ID, Kind: h.Kind, EntityID: h.EntityID}}
+		if err := plan.cover(ctx, r, alone); err != nil {
+			t.Fatal(err)
+		}
+		if a := alone[0]; a.Coverage != h.Coverage || !slices.Equal(a.MatchedWords, h.MatchedWords) {
+			t.Errorf("%s: coverage %.3f %q among all hits, %.3f %q alone", h.ID, h.Coverage, h.MatchedWords, a.Coverage, a.MatchedWords)
+		}
+		if slices.Contains(h.MatchedWords, "omega") {
+			holders++
+		}
+	}
+	if holders != 6 {
+		t.Errorf("%d hits hold omega, want 6", holders)
+	}
+
+	allocs := func(hits []Hit, plan *Plan) float64 {
+		return testing.AllocsPerRun(20, func() {
+			if err := plan.cover(ctx, r, slices.Clone(hits)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	rare := allocs(hits, plan)
+	dense := allocs(covered("alpha beta"))
+	t.Logf("cover of %d hits: %.0f allocations with a rare word, %.0f with words every hit holds", len(hits), rare, dense)
+	if rare > dense+20 {
+		t.Errorf("cover allocates %.0f times with a rare word, %.0f with words every hit holds: a reader is reopened per hit", rare, dense)
 	}
 }
