@@ -144,6 +144,9 @@ type Hit struct {
 	MatchedWords []string `json:"matchedWords,omitempty"`
 	// Fragments maps field names to highlighted excerpts, when available.
 	Fragments map[string][]string `json:"fragments,omitempty"`
+	// at is the document's number in the snapshot the search read, while
+	// Bleve.Search measures coverage; nil once it returns.
+	at []byte // an index.IndexInternalID
 }
 
 // DocID is the id of the document h hit: its ID, or the public twin's.

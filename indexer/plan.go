@@ -211,9 +211,12 @@ func (p *Plan) cover(ctx context.Context, r index.IndexReader, hits []Hit) error
 	}
 	docs := make([]doc, 0, len(hits))
 	for i, h := range hits {
-		id, err := r.InternalID(h.DocID())
-		if err != nil {
-			return fmt.Errorf("look up %s: %w", h.DocID(), err)
+		id := index.IndexInternalID(h.at) // set when the search read r's snapshot (Bleve.Search)
+		if id == nil {
+			var err error
+			if id, err = r.InternalID(h.DocID()); err != nil {
+				return fmt.Errorf("look up %s: %w", h.DocID(), err)
+			}
 		}
 		if id != nil {
 			docs = append(docs, doc{id, i})

@@ -3,11 +3,12 @@ package indexer
 import (
 	"context"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 )
 
@@ -464,5 +465,49 @@ func TestCoverManyHits(t *testing.T) {
 	t.Logf("cover of %d hits: %.0f allocations with a rare word, %.0f with words every hit holds", len(hits), rare, dense)
 	if rare > dense+20 {
 		t.Errorf("cover allocates %.0f times with a rare word, %.0f with words every hit holds: a reader is reopened per hit", rare, dense)
+	}
+}
+
+// TestSnapshotNumbers checks what coverage relies on to take the hits'
+// document numbers from the search: two readers of an unchanged index
+// read one snapshot, a batch makes a new one, and no number leaves
+// Search (it holds only in the snapshot the search read).
+func TestSnapshotNumbers(t *testing.T) {
+	ctx := context.Background()
+	b := openFilled(t, corpus())
+	r1, r2 := b.currentReader(), b.currentReader()
+	if r1 == nil || r2 == nil {
+		t.Fatal("no reader of the current snapshot")
+	}
+	defer r1.Close()
+	defer r2.Close()
+	if !sameSnapshot(r1, r2) {
+		t.Error("two readers of an unchanged index read different snapshots")
+	}
+	if sameSnapshot(r1, nil) || sameSnapshot(nil, nil) {
+		t.Error("a missing reader counts as the same snapshot")
+	}
+	if err := b.Index(ctx, FromWorkPackage(openproject.WorkPackage{ID: 9999, Subject: "hiring freeze follow-up"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	r3 := b.currentReader()
+	defer r3.Close()
+	if sameSnapshot(r1, r3) {
+		t.Error("a reader after a batch reads the snapshot from before it")
+	}
+	res, err := b.Search(ctx, SearchOptions{Query: "hiring freeze", Size: 10, Federate: []kind.Kind{kind.WikiPage}, FederateSize: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) == 0 {
+		t.Fatal("hiring freeze: no hits")
+	}
+	for _, h := range append(res.Hits, res.Federated...) {
+		if h.at != nil {
+			t.Errorf("%s left Search with its document number", h.ID)
+		}
+		if h.Coverage == 0 {
+			t.Errorf("%s: no coverage", h.ID)
+		}
 	}
 }
