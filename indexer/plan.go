@@ -268,7 +268,7 @@ func (p *Plan) cover(ctx context.Context, r index.IndexReader, hits []Hit) error
 		// A reader already at or past a document is not asked to
 		// advance to it: scorch's reader takes that for a seek
 		// backwards and opens itself again from the first posting, which
-		// was a tenth of a query's allocations (a term rarer than the
+		// was a twelfth of a query's allocations (a term rarer than the
 		// hits passes several of them at once).
 		var td index.TermFieldDoc
 		var at index.IndexInternalID
