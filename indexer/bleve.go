@@ -784,12 +784,17 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 	if err != nil {
 		return Result{}, fmt.Errorf("search index: %w", err)
 	}
-	// The snapshot current before the requests. If it is still current
-	// after them, they read it, and coverage takes their hits' document
-	// numbers instead of looking each up by id (two fifths of its time).
-	before := b.currentReader()
-	if before != nil {
-		defer func() { _ = before.Close() }()
+	// Coverage is measured for a fuzzy query's hits, not when it only
+	// checks given documents (IDs). before is the snapshot current before
+	// the requests: if it is still current after them, they read it, and
+	// coverage takes their hits' document numbers instead of looking each
+	// up by id (two fifths of its time).
+	covers := plan != nil && len(opts.IDs) == 0
+	var before index.IndexReader
+	if covers {
+		if before = b.currentReader(); before != nil {
+			defer func() { _ = before.Close() }()
+		}
 	}
 	// The small kinds' own request does not depend on the main one, so
 	// it runs beside it, on another core when there is one.
@@ -813,7 +818,7 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 		return Result{}, fmt.Errorf("search index: %w", err)
 	}
 	out.Plan, out.Federated = plan, federated
-	if plan != nil && len(opts.IDs) == 0 && len(out.Hits)+len(out.Federated) > 0 {
+	if covers && len(out.Hits)+len(out.Federated) > 0 {
 		adv, err := b.idx.Advanced()
 		if err != nil {
 			return Result{}, fmt.Errorf("open index reader: %w", err)
