@@ -98,6 +98,9 @@ type Bleve struct {
 	// views caches what restricted searches of the current snapshot
 	// share (visibleReader).
 	views visibleViews
+	// lookups caches what planning looked up in the current snapshot,
+	// for unrestricted readers (restricted ones keep theirs in views).
+	lookups snapshotLookups
 
 	// splitPostings replaces minSplitPostings when set: tests split
 	// queries on small indexes.

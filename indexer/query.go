@@ -839,7 +839,7 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 				}
 				// The typo rule holds for the term compared: a short
 				// stem ("ice" of "icing") takes no typo.
-				for _, v := range fuzzyVariants(r, fieldAll, t, min(n, typos(utf8.RuneCountInString(t)))) {
+				for _, v := range b.lookupsOf(r).typoVariants(r, fieldAll, t, min(n, typos(utf8.RuneCountInString(t)))) {
 					if !slices.ContainsFunc(vs, func(x variant) bool { return x.term == v.term }) {
 						vs = append(vs, v)
 					}

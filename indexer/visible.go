@@ -77,6 +77,9 @@ type visibleView struct {
 
 	mu sync.Mutex
 	df map[string]uint64
+
+	// lookups are planning's, through this view.
+	lookups lookups
 }
 
 // maxViewTerms bounds a view's counted terms; past it the counts start
