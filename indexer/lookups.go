@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"sync"
+	"weak"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	index "github.com/blevesearch/bleve_index_api"
@@ -59,9 +60,11 @@ func (l *lookups) typoVariants(r index.IndexReader, field, t string, n int) []va
 
 // snapshotLookups holds the lookups of the newest unrestricted snapshot
 // a query was planned on; planning on another snapshot starts them over.
+// The snapshot is known by a weak pointer: a replaced one, which may hold
+// segments of a sync in memory, is not kept alive for its identity.
 type snapshotLookups struct {
 	mu   sync.Mutex
-	snap *scorch.IndexSnapshot
+	snap weak.Pointer[scorch.IndexSnapshot]
 	l    *lookups
 }
 
@@ -73,11 +76,12 @@ func (b *Bleve) lookupsOf(r index.IndexReader) *lookups {
 	case *visibleReader:
 		return &r.view.lookups
 	case *scorch.IndexSnapshot:
+		id := weak.Make(r)
 		s := &b.lookups
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.snap != r {
-			s.snap, s.l = r, &lookups{}
+		if s.snap != id {
+			s.snap, s.l = id, &lookups{}
 		}
 		return s.l
 	}
