@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -868,6 +869,19 @@ func sameSnapshot(a, b index.IndexReader) bool {
 	sa, ok := a.(*scorch.IndexSnapshot)
 	sb, ok2 := b.(*scorch.IndexSnapshot)
 	return ok && ok2 && sa == sb
+}
+
+// snapshotID identifies r's scorch snapshot without keeping it alive: a
+// cache of what was read in the newest snapshot compares it with the
+// next reader's, and a replaced snapshot, which may hold a sync's
+// segments in memory, is not held for that. ok is false for a reader
+// that is no snapshot (no identity).
+func snapshotID(r index.IndexReader) (id weak.Pointer[scorch.IndexSnapshot], ok bool) {
+	s, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return id, false
+	}
+	return weak.Make(s), true
 }
 
 // forgetNumbers clears the hits' document numbers.

@@ -60,11 +60,9 @@ func (l *lookups) typoVariants(r index.IndexReader, field, t string, n int) []va
 
 // snapshotLookups holds the lookups of the newest unrestricted snapshot
 // a query was planned on; planning on another snapshot starts them over.
-// The snapshot is known by a weak pointer: a replaced one, which may hold
-// segments of a sync in memory, is not kept alive for its identity.
 type snapshotLookups struct {
 	mu   sync.Mutex
-	snap weak.Pointer[scorch.IndexSnapshot]
+	snap weak.Pointer[scorch.IndexSnapshot] // snapshotID
 	l    *lookups
 }
 
@@ -76,7 +74,7 @@ func (b *Bleve) lookupsOf(r index.IndexReader) *lookups {
 	case *visibleReader:
 		return &r.view.lookups
 	case *scorch.IndexSnapshot:
-		id := weak.Make(r)
+		id, _ := snapshotID(r)
 		s := &b.lookups
 		s.mu.Lock()
 		defer s.mu.Unlock()

@@ -5,13 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	bsearch "github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -92,7 +93,7 @@ const maxViewTerms = 1 << 16
 // a newer snapshot drops them all.
 type visibleViews struct {
 	mu    sync.Mutex
-	snap  index.IndexReader
+	snap  weak.Pointer[scorch.IndexSnapshot] // snapshotID
 	views map[*Visibility]*visibleView
 }
 
@@ -101,9 +102,9 @@ const maxViews = 256
 
 // view returns r's view through v, building it on first use.
 func (vs *visibleViews) view(ctx context.Context, r index.IndexReader, v *Visibility) (*visibleView, error) {
-	if !reflect.TypeOf(r).Comparable() {
-		// Not a snapshot pointer (scorch's readers are): no identity to
-		// cache by, and comparing it would panic.
+	id, ok := snapshotID(r)
+	if !ok {
+		// Not a scorch snapshot: no identity to cache by.
 		bm, err := visibleDocs(ctx, r, v)
 		if err != nil {
 			return nil, err
@@ -111,8 +112,8 @@ func (vs *visibleViews) view(ctx context.Context, r index.IndexReader, v *Visibi
 		return &visibleView{vis: bm, df: map[string]uint64{}}, nil
 	}
 	vs.mu.Lock()
-	if vs.snap != r {
-		vs.snap, vs.views = r, nil
+	if vs.snap != id {
+		vs.snap, vs.views = id, nil
 	}
 	w := vs.views[v]
 	vs.mu.Unlock()
@@ -126,7 +127,7 @@ func (vs *visibleViews) view(ctx context.Context, r index.IndexReader, v *Visibi
 	w = &visibleView{vis: bm, df: map[string]uint64{}}
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
-	if vs.snap == r {
+	if vs.snap == id {
 		if vs.views == nil || len(vs.views) >= maxViews {
 			vs.views = map[*Visibility]*visibleView{}
 		}
