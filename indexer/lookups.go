@@ -19,9 +19,35 @@ import (
 // never changes: its answers hold until a batch or merge replaces it.
 // A restricted reader's are its view's (visibleView), so one user's
 // variants, whose counts are of their documents, are never another's.
+//
+// A restricted reader's view also keeps here how many visible documents
+// hold each term it counted (visibleReader.count).
 type lookups struct {
 	mu       sync.Mutex
 	variants map[variantKey][]variant
+	df       map[string]uint64
+}
+
+// maxCounts bounds the counts one snapshot's lookups keep; past it they
+// start over.
+const maxCounts = 1 << 16
+
+// count returns the count kept for key, if any.
+func (l *lookups) count(key string) (uint64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, ok := l.df[key]
+	return n, ok
+}
+
+// keepCount keeps n as key's count.
+func (l *lookups) keepCount(key string, n uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.df == nil || len(l.df) >= maxCounts {
+		l.df = map[string]uint64{}
+	}
+	l.df[key] = n
 }
 
 // variantKey is what fuzzyVariants answers for.

@@ -71,21 +71,13 @@ type visibleReader struct {
 
 // visibleView is what every restricted search of one snapshot by one
 // Visibility shares: the bitmap of its visible document numbers, and
-// the visible counts of the terms searched so far. Both are valid for
-// that snapshot only (document numbers change with every new segment).
+// what was looked up through it (the visible counts of the terms
+// searched so far, typo variants). All are valid for that snapshot only
+// (document numbers change with every new segment).
 type visibleView struct {
-	vis *roaring.Bitmap
-
-	mu sync.Mutex
-	df map[string]uint64
-
-	// lookups are planning's, through this view.
+	vis     *roaring.Bitmap
 	lookups lookups
 }
-
-// maxViewTerms bounds a view's counted terms; past it the counts start
-// over (a snapshot lives until the next write or merge anyway).
-const maxViewTerms = 1 << 16
 
 // visibleViews holds the views of the newest snapshot a restricted search
 // read, one per Visibility (by identity: a caller keeps one value per
@@ -109,7 +101,7 @@ func (vs *visibleViews) view(ctx context.Context, r index.IndexReader, v *Visibi
 		if err != nil {
 			return nil, err
 		}
-		return &visibleView{vis: bm, df: map[string]uint64{}}, nil
+		return &visibleView{vis: bm}, nil
 	}
 	vs.mu.Lock()
 	if vs.snap != id {
@@ -124,7 +116,7 @@ func (vs *visibleViews) view(ctx context.Context, r index.IndexReader, v *Visibi
 	if err != nil {
 		return nil, err
 	}
-	w = &visibleView{vis: bm, df: map[string]uint64{}}
+	w = &visibleView{vis: bm}
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	if vs.snap == id {
@@ -290,12 +282,10 @@ func (v *visibleReader) TermFieldReader(ctx context.Context, term []byte, field 
 func (v *visibleReader) count(ctx context.Context, field string, term []byte) (uint64, error) {
 	key := field + "\x00" + string(term)
 	w := v.view
-	w.mu.Lock()
-	n, ok := w.df[key]
-	w.mu.Unlock()
-	if ok {
+	if n, ok := w.lookups.count(key); ok {
 		return n, nil
 	}
+	var n uint64
 	tfr, err := v.IndexReader.TermFieldReader(ctx, term, field, false, false, false)
 	if err != nil {
 		return 0, err
@@ -314,12 +304,7 @@ func (v *visibleReader) count(ctx context.Context, field string, term []byte) (u
 			n++
 		}
 	}
-	w.mu.Lock()
-	if len(w.df) >= maxViewTerms {
-		clear(w.df)
-	}
-	w.df[key] = n
-	w.mu.Unlock()
+	w.lookups.keepCount(key, n)
 	return n, nil
 }
 
