@@ -106,6 +106,9 @@ type Bleve struct {
 	// splitPostings replaces minSplitPostings when set: tests split
 	// queries on small indexes.
 	splitPostings uint64
+	// partPostings replaces minPartPostings when set: tests collect
+	// small requests in parts.
+	partPostings uint64
 }
 
 var _ Index = (*Bleve)(nil)
@@ -814,7 +817,7 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 			return nil
 		})
 	}
-	out, err := b.searchMain(ctx, req, plan)
+	out, err := b.searchMain(ctx, req, plan, opts, before)
 	if ferr := g.Wait(); err == nil {
 		err = ferr
 	}
@@ -891,34 +894,38 @@ func forgetNumbers(hits []Hit) {
 	}
 }
 
-// searchMain runs the main request, split by plan when it says so.
-func (b *Bleve) searchMain(ctx context.Context, req *bleve.SearchRequest, plan *Plan) (Result, error) {
-	if plan != nil && plan.split != nil {
-		out, split, err := b.searchSplit(ctx, plan.split)
+// searchMain runs the main request, split by plan when it says so, each
+// request collected in parts when it walks many postings (collect).
+// before is the snapshot current before it, or nil.
+func (b *Bleve) searchMain(ctx context.Context, req *bleve.SearchRequest, plan *Plan, opts SearchOptions, before index.IndexReader) (Result, error) {
+	if plan == nil {
+		return b.collect(ctx, req, nil, 0, opts, before)
+	}
+	if plan.split != nil {
+		out, split, err := b.searchSplit(ctx, plan, opts, before)
 		if err != nil || split {
 			return out, err
 		}
 	}
-	res, err := b.idx.SearchInContext(ctx, req)
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{Total: res.Total, Took: res.Took, Hits: hitsOf(res)}, nil
+	rq, _ := plan.text.(*rankQuery)
+	return b.collect(ctx, req, rq, plan.postings(false), opts, before)
 }
 
 // searchSplit runs a query split by commonSplit. It reports false when
 // the rarer words find fewer documents than the page reaches: then the
 // documents holding only common words belong in it, and the caller runs
 // the whole query.
-func (b *Bleve) searchSplit(ctx context.Context, sp *commonSplit) (Result, bool, error) {
-	res, err := b.idx.SearchInContext(ctx, sp.request)
+func (b *Bleve) searchSplit(ctx context.Context, plan *Plan, opts SearchOptions, before index.IndexReader) (Result, bool, error) {
+	sp := plan.split
+	out, err := b.collect(ctx, sp.request, sp.rare, plan.postings(true), opts, before)
 	if err != nil {
 		return Result{}, false, err
 	}
-	if res.Total < uint64(sp.request.From+sp.request.Size) {
+	if out.Total < uint64(sp.request.From+sp.request.Size) {
 		return Result{}, false, nil
 	}
-	return Result{Total: res.Total, TotalIsLowerBound: true, Took: res.Took, Hits: hitsOf(res)}, true, nil
+	out.TotalIsLowerBound = true
+	return out, true, nil
 }
 
 // coverAll measures the coverage of hits and of the federated hits in

@@ -117,6 +117,19 @@ func (p *Plan) commonWeight() float64 {
 	return common / total
 }
 
+// postings counts the postings of the words' forms in the text, of the
+// rarer words only when rare is set (those a commonSplit finds
+// candidates by).
+func (p *Plan) postings(rare bool) uint64 {
+	var n uint64
+	for _, w := range p.Words {
+		if !rare || !w.common {
+			n += w.postings
+		}
+	}
+	return n
+}
+
 // Known reports whether the index holds the word in some form.
 func (w PlanWord) Known() bool { return len(w.Forms) > 0 && w.df > 0 }
 

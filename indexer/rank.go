@@ -48,6 +48,11 @@ type rankQuery struct {
 	// score is on the whole query's scale, comparable with its hits (the
 	// federated ones), and a hit holding no common word scores as in it.
 	left []query.Query
+	// from and to, when to is set, bound the documents the query matches
+	// to those numbered from up to but not including to: one part of a
+	// collection run in parts (Bleve.searchParts). to is exhausted for
+	// the last part.
+	from, to uint64
 }
 
 var _ query.Query = (*rankQuery)(nil)
@@ -69,7 +74,10 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 			}
 		}
 	}
-	s := &rankSearcher{}
+	s := &rankSearcher{from: q.from, to: exhausted}
+	if q.to > 0 {
+		s.to = q.to
+	}
 	build := func(qs []query.Query) ([]bsearch.Searcher, error) {
 		out := make(searcher.OrderedSearcherList, 0, len(qs))
 		for _, c := range qs {
@@ -165,6 +173,8 @@ type rankSearcher struct {
 	present []presence
 	// weight, when set, is the whole query's (rankQuery.left).
 	weight float64
+	// from and to bound the document numbers it matches (rankQuery).
+	from, to uint64
 }
 
 // presence is one group counted by presence: a reader per form, and the
@@ -207,15 +217,22 @@ func docNum(m *bsearch.DocumentMatch) uint64 {
 
 func (s *rankSearcher) start(ctx *bsearch.SearchContext) error {
 	s.started = true
+	// A part after the first starts at its first number.
+	first := func(c bsearch.Searcher) (*bsearch.DocumentMatch, error) {
+		if s.from == 0 {
+			return c.Next(ctx)
+		}
+		return c.Advance(ctx, index.NewIndexInternalID(nil, s.from))
+	}
 	for i, g := range s.groups {
-		m, err := g.Next(ctx)
+		m, err := first(g)
 		if err != nil {
 			return err
 		}
 		s.gcur[i], s.gdoc[i] = m, docNum(m)
 	}
 	for j, c := range s.should {
-		m, err := c.Next(ctx)
+		m, err := first(c)
 		if err != nil {
 			return err
 		}
@@ -235,7 +252,7 @@ func (s *rankSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch,
 	for _, d := range s.gdoc {
 		doc = min(doc, d)
 	}
-	if doc == exhausted {
+	if doc == exhausted || doc >= s.to {
 		return nil, nil
 	}
 	s.matched = s.matched[:0]
@@ -301,6 +318,9 @@ func (s *rankSearcher) Advance(ctx *bsearch.SearchContext, id index.IndexInterna
 		}
 	}
 	target := id.Value()
+	if target < s.from {
+		target, id = s.from, index.NewIndexInternalID(nil, s.from)
+	}
 	for i, g := range s.groups {
 		if s.gdoc[i] >= target {
 			continue
