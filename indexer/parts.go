@@ -92,7 +92,8 @@ func (b *Bleve) searchParts(ctx context.Context, req *bleve.SearchRequest, rq *r
 		for i, ok := take(); ok; i, ok = take() {
 			part := *rq
 			part.from, part.to = bounds[i], bounds[i+1]
-			// Every part's best reach the page: its own page starts at 0.
+			// Each part keeps as many of its best as the page reaches,
+			// from its first.
 			preq := b.textRequest(b.idx, b.restrict(&part, opts.Visible), opts, req.From+req.Size, 0, true)
 			res, err := b.idx.SearchInContext(ctx, preq)
 			if err != nil {
