@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	json "github.com/go-json-experiment/json/v1"
 )
 
@@ -110,33 +111,82 @@ type formattable struct {
 	Raw string
 }
 
-func (f *formattable) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || string(b) == "null" {
+// UnmarshalJSONFrom reads the value where it stands: decoding each
+// formattable, time and number again from its own bytes (UnmarshalJSON
+// and encoding/json) took half of an activities answer's decoding.
+func (f *formattable) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case '"':
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		f.Raw = tok.String()
 		return nil
+	case '{':
+		// Only a string or null "raw" is an answer; any other shape of
+		// it is not worth failing a whole page for, and leaves f as it was.
+		var raw *string
+		shaped := true
+		err := eachMember(dec, func(name string) error {
+			if !strings.EqualFold(name, "raw") {
+				return dec.SkipValue()
+			}
+			switch dec.PeekKind() {
+			case '"':
+				tok, err := dec.ReadToken()
+				s := tok.String()
+				raw = &s
+				return err
+			case 'n':
+				raw = nil
+			default:
+				shaped = false
+			}
+			return dec.SkipValue()
+		})
+		if err == nil && shaped && raw != nil {
+			f.Raw = *raw
+		}
+		return err
+	default:
+		return dec.SkipValue()
 	}
-	if b[0] == '"' {
-		return json.Unmarshal(b, &f.Raw)
+}
+
+// eachMember reads the object that starts at dec, calling member with
+// each member's name; member must read the member's value.
+func eachMember(dec *jsontext.Decoder, member func(name string) error) error {
+	if _, err := dec.ReadToken(); err != nil {
+		return err
 	}
-	var obj struct {
-		Raw *string `json:"raw"`
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if err := member(tok.String()); err != nil {
+			return err
+		}
 	}
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return nil // an unexpected shape is not worth failing a whole page for
-	}
-	if obj.Raw != nil {
-		f.Raw = *obj.Raw
-	}
-	return nil
+	_, err := dec.ReadToken()
+	return err
 }
 
 // lenientTime decodes ISO 8601 with or without fractional seconds, and
 // tolerates null, empty strings and date-only values.
 type lenientTime struct{ time.Time }
 
-func (t *lenientTime) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil || s == "" {
+func (t *lenientTime) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '"' {
+		return dec.SkipValue()
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	s := tok.String()
+	if s == "" {
 		return nil
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", time.DateOnly} {
@@ -160,27 +210,39 @@ type lenientNumber struct {
 	Set   bool
 }
 
-func (n *lenientNumber) UnmarshalJSON(b []byte) error {
-	var f float64
-	if err := json.Unmarshal(b, &f); err == nil {
-		n.Value, n.Set = f, true
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+func (n *lenientNumber) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case '0', '"':
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		f, err := strconv.ParseFloat(tok.String(), 64)
+		if err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
 			n.Value, n.Set = f, true
 		}
+		return nil
+	case 'n':
+		// encoding/json leaves a number as it is for null, without an
+		// error, and this type has always counted that as a zero.
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+		n.Value, n.Set = 0, true
+		return nil
+	default:
+		return dec.SkipValue()
 	}
-	return nil
 }
 
 // lenientInt decodes an integer that some versions send as a string.
 type lenientInt int64
 
-func (n *lenientInt) UnmarshalJSON(b []byte) error {
+func (n *lenientInt) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var ln lenientNumber
-	_ = ln.UnmarshalJSON(b)
+	if err := ln.UnmarshalJSONFrom(dec); err != nil {
+		return err
+	}
 	*n = lenientInt(ln.Value)
 	return nil
 }
@@ -357,6 +419,20 @@ type wireActivity struct {
 	CreatedAt lenientTime   `json:"createdAt"`
 	UpdatedAt lenientTime   `json:"updatedAt"`
 	Links     halLinks      `json:"_links"`
+	// Embedded is passed over whole: newer servers embed the work
+	// package, its project and its status in every activity, five
+	// sixths of an activities answer, and encoding/json's way of
+	// passing over an unknown member, token by token, was the other
+	// half of its decoding.
+	Embedded skipped `json:"_embedded"`
+}
+
+// skipped is a value read and thrown away in one scan.
+type skipped struct{}
+
+func (*skipped) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	_, err := dec.ReadValue()
+	return err
 }
 
 func (w wireActivity) model() Activity {
@@ -452,7 +528,7 @@ func (w wireWikiPage) model() WikiPage {
 	}
 	if w.Text != nil {
 		var f formattable
-		_ = f.UnmarshalJSON(*w.Text)
+		_ = decodeBody(*w.Text, &f)
 		p.Text, p.HasText = f.Raw, true
 	}
 	if ep := w.Embedded.Project; ep != nil {

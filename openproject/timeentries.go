@@ -183,7 +183,7 @@ func (h *wireHours) UnmarshalJSON(b []byte) error {
 		}
 	}
 	var n lenientNumber
-	_ = n.UnmarshalJSON(b)
+	_ = decodeBody(b, &n)
 	*h = wireHours(n.Value)
 	return nil
 }
