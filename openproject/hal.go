@@ -185,21 +185,27 @@ func (t *lenientTime) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if err != nil {
 		return err
 	}
-	s := tok.String()
+	if v, ok := parseLenientTime(tok.String()); ok {
+		t.Time = v
+	}
+	return nil
+}
+
+// parseLenientTime parses the layouts lenientTime takes; ok is false for
+// an empty string, another layout, or a time that an offset pushes out
+// of the years time.Time encodes as JSON (0 to 9999), which the store
+// could not save.
+func parseLenientTime(s string) (v time.Time, ok bool) {
 	if s == "" {
-		return nil
+		return time.Time{}, false
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", time.DateOnly} {
 		if v, err := time.Parse(layout, s); err == nil {
-			// An offset can push year 0 or 9999 out of the range
-			// time.Time encodes as JSON, and the store could not save it.
-			if v = v.UTC(); v.Year() >= 0 && v.Year() <= 9999 {
-				t.Time = v
-			}
-			return nil
+			v = v.UTC()
+			return v, v.Year() >= 0 && v.Year() <= 9999
 		}
 	}
-	return nil
+	return time.Time{}, false
 }
 
 // lenientNumber decodes a JSON number, a numeric string, or nothing. A
