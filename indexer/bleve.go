@@ -23,9 +23,9 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 	"github.com/blevesearch/bleve/v2/mapping"
 	index "github.com/blevesearch/bleve_index_api"
+	"github.com/opsearch/opsearch/internal/spread"
 	"github.com/opsearch/opsearch/kind"
 	berrors "go.etcd.io/bbolt/errors"
-	"golang.org/x/sync/errgroup"
 )
 
 // MappingVersion identifies the index mapping and analysis. Bump it whenever
@@ -804,21 +804,24 @@ func (b *Bleve) Search(ctx context.Context, opts SearchOptions) (Result, error) 
 		}
 	}
 	// The small kinds' own request does not depend on the main one, so
-	// it runs beside it, on another core when there is one.
+	// it runs beside it, on another core when there is one (spread.Go:
+	// the search's crew takes it at once when it is free).
 	var federated []Hit
-	var g errgroup.Group
+	var ferr error
+	waitFed := func() {}
 	if fed != nil {
-		g.Go(func() error {
+		waitFed = spread.Go(ctx, func() {
 			fres, err := b.idx.SearchInContext(ctx, fed)
 			if err != nil {
-				return err
+				ferr = err
+				return
 			}
 			federated = hitsOf(fres)
-			return nil
 		})
 	}
 	out, err := b.searchMain(ctx, req, plan, opts, before)
-	if ferr := g.Wait(); err == nil {
+	waitFed()
+	if err == nil {
 		err = ferr
 	}
 	if err != nil {

@@ -88,7 +88,7 @@ func (b *Bleve) partBounds(rq *rankQuery, postings uint64, opts SearchOptions, b
 func (b *Bleve) searchParts(ctx context.Context, req *bleve.SearchRequest, rq *rankQuery, opts SearchOptions, before index.IndexReader, bounds []uint64) (out Result, ok bool, err error) {
 	n := len(bounds) - 1
 	results := make([]*bleve.SearchResult, n)
-	err = spread.Run(n, n, func(take func() (int, bool)) error {
+	err = spread.Run(ctx, n, n, func(take func() (int, bool)) error {
 		for i, ok := take(); ok; i, ok = take() {
 			part := *rq
 			part.from, part.to = bounds[i], bounds[i+1]

@@ -266,7 +266,7 @@ func (p *Plan) cover(ctx context.Context, r index.IndexReader, hits []Hit) error
 		}
 	}
 	errs := make([]error, len(looks))
-	spread.Each(len(looks), func(i int) {
+	spread.Each(ctx, len(looks), func(i int) {
 		l := looks[i]
 		tfr, err := r.TermFieldReader(ctx, []byte(l.t), l.field, false, false, false)
 		if err != nil {

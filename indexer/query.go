@@ -573,7 +573,7 @@ func (b *Bleve) fuzzyQuery(ctx context.Context, idx bleve.Index, q string, vis *
 	var groups, should []query.Query
 	// Each word's group and forms, for a commonSplit.
 	var clauses []wordClauses
-	for _, wp := range b.planWords(idx, r, words) {
+	for _, wp := range b.planWords(ctx, idx, r, words) {
 		if wp.group != nil {
 			groups = append(groups, wp.group)
 			clauses = append(clauses, wordClauses{group: wp.group, postings: wp.pw.postings, forms: slices.Collect(maps.Keys(wp.pw.Forms))})
@@ -631,7 +631,7 @@ type wordPlan struct {
 // the cores, a word at a time to whichever is free: a typo or the word
 // being completed costs several times a plain word. The look-ups were a
 // query's first 0.2 ms of CPU, spent on one core while the other idled.
-func (b *Bleve) planWords(idx bleve.Index, r index.IndexReader, words []queryWord) []wordPlan {
+func (b *Bleve) planWords(ctx context.Context, idx bleve.Index, r index.IndexReader, words []queryWord) []wordPlan {
 	out := make([]wordPlan, len(words))
 	plan := func(i int) {
 		w := words[i]
@@ -648,7 +648,7 @@ func (b *Bleve) planWords(idx bleve.Index, r index.IndexReader, words []queryWor
 		}
 		return out
 	}
-	spread.Each(len(words), plan)
+	spread.Each(ctx, len(words), plan)
 	return out
 }
 

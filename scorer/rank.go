@@ -2,6 +2,7 @@ package scorer
 
 import (
 	"cmp"
+	"context"
 	"math"
 	"slices"
 	"strconv"
@@ -134,7 +135,7 @@ func Rank(records []Record, query string, opts Options) []Result {
 	// results keep input order, as one pass would give them.
 	scored := make([]Result, len(records))
 	passed := make([]bool, len(records))
-	_ = spread.Run(len(records), rankWorkers(len(records)), func(take func() (int, bool)) error {
+	_ = spread.Run(context.Background(), len(records), rankWorkers(len(records)), func(take func() (int, bool)) error {
 		k.scoreEach(take, records, scored, passed)
 		return nil
 	})

@@ -58,6 +58,14 @@ type Options struct {
 	// CacheBytes bounds the memory kept for entities decoded by earlier
 	// searches (0: DefaultCacheBytes; negative: no cache).
 	CacheBytes int
+	// Crew, if set, runs the work a search spreads over the cores on a
+	// helper that spins on another core while searches run (spread.Crew):
+	// on a virtual machine an idle core took 90-140 us to start a new
+	// goroutine. Engines that serve one process's searches share one.
+	// Leave it nil where a search waits on another process that shares
+	// the cores (a PostgreSQL store on the same machine): the helper
+	// would spin against it.
+	Crew *spread.Crew
 	// Shared, when set, is the user an engine over a store every user of
 	// an instance shares answers for, through an index restricted to
 	// that user (indexer.Restricted): freshness reads that user's crawl
@@ -342,6 +350,12 @@ type AgendaMatch struct {
 // Search runs q.
 func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 	start := time.Now()
+	if e.opts.Crew != nil {
+		// The crew's helper starts now, while this goroutine validates
+		// and plans, so the first spread work finds it running.
+		defer e.opts.Crew.Hold()()
+		ctx = spread.WithCrew(ctx, e.opts.Crew)
+	}
 	if err := q.Validate(); err != nil {
 		return Response{}, err
 	}
@@ -636,7 +650,7 @@ func (e *Engine) hydrate(ctx context.Context, hits []indexer.Hit, prep *scorer.P
 		}
 		return c
 	}
-	err := spread.Run(len(hits), hydrateWorkers(len(hits)), func(take func() (int, bool)) error {
+	err := spread.Run(ctx, len(hits), hydrateWorkers(len(hits)), func(take func() (int, bool)) error {
 		return e.st.View(ctx, func(tx *store.ReadTx) error {
 			gen := tx.Generation()
 			for i, ok := take(); ok; i, ok = take() {

@@ -9,9 +9,15 @@
 // the other core was idle), against 0.4-0.6 ms for all of a query's
 // loading or scoring: with a fixed half each, the caller was done with
 // its own and waited for the late one's.
+//
+// A search that holds a Crew (WithCrew) has its other call run on the
+// crew's helper, which spins on the second core while searches run and
+// takes the work at once; without one, or when the helper is busy, the
+// others are new goroutines as before.
 package spread
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,8 +32,9 @@ import (
 //
 // A call is where per-goroutine state lives (a read transaction, a
 // scratch buffer). With one core, a limit below 2 or n below 2, work is
-// called once, on the caller's goroutine.
-func Run(n, limit int, work func(take func() (int, bool)) error) error {
+// called once, on the caller's goroutine. One of the other calls runs on
+// ctx's crew's helper when it is free (Crew).
+func Run(ctx context.Context, n, limit int, work func(take func() (int, bool)) error) error {
 	var next atomic.Int64
 	take := func() (int, bool) {
 		i := int(next.Add(1) - 1)
@@ -39,10 +46,21 @@ func Run(n, limit int, work func(take func() (int, bool)) error) error {
 	}
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
+	first := 1
+	c := crewOf(ctx)
+	helped := c.offer(func() { errs[1] = work(take) })
+	if helped != nil {
+		first = 2
+	}
+	for w := first; w < workers; w++ {
 		wg.Go(func() { errs[w] = work(take) })
 	}
 	errs[0] = work(take)
+	// An offer the helper has not taken by now finds no index left: it
+	// is withdrawn rather than waited for.
+	if helped != nil && !c.withdraw(helped) {
+		helped.await()
+	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -53,8 +71,8 @@ func Run(n, limit int, work func(take func() (int, bool)) error) error {
 }
 
 // Each calls f(0) to f(n-1), spread over the cores as Run does.
-func Each(n int, f func(i int)) {
-	_ = Run(n, n, func(take func() (int, bool)) error {
+func Each(ctx context.Context, n int, f func(i int)) {
+	_ = Run(ctx, n, n, func(take func() (int, bool)) error {
 		for i, ok := take(); ok; i, ok = take() {
 			f(i)
 		}

@@ -1,6 +1,7 @@
 package spread_test
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"sync/atomic"
@@ -14,7 +15,7 @@ import (
 func TestEachCallsEveryIndexOnce(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 17, 1000} {
 		calls := make([]atomic.Int32, n)
-		spread.Each(n, func(i int) { calls[i].Add(1) })
+		spread.Each(context.Background(), n, func(i int) { calls[i].Add(1) })
 		for i := range calls {
 			if c := calls[i].Load(); c != 1 {
 				t.Fatalf("n=%d: f(%d) called %d times, want 1", n, i, c)
@@ -48,7 +49,7 @@ func TestRun(t *testing.T) {
 				calls := make([]atomic.Int32, tc.n)
 				var workers atomic.Int32
 				started := make(chan struct{})
-				err := spread.Run(tc.n, tc.limit, func(take func() (int, bool)) error {
+				err := spread.Run(context.Background(), tc.n, tc.limit, func(take func() (int, bool)) error {
 					if workers.Add(1) == int32(tc.wantWorkers) {
 						close(started)
 					}

@@ -1,0 +1,168 @@
+package spread
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// heldCrew returns a crew held for the test, with its helper running.
+func heldCrew(t *testing.T) *Crew {
+	t.Helper()
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("a crew helps only with two cores")
+	}
+	c := NewCrew(time.Millisecond)
+	release := c.Hold()
+	t.Cleanup(func() {
+		release()
+		c.Wait()
+	})
+	if !c.on.Load() {
+		t.Fatal("Hold did not start the helper")
+	}
+	return c
+}
+
+func TestCrewRunsAnOfferOnTheHelper(t *testing.T) {
+	c := heldCrew(t)
+	ran := make(chan struct{})
+	j := c.offer(func() { close(ran) })
+	if j == nil {
+		t.Fatal("a free running helper refused the offer")
+	}
+	// The caller neither runs nor waits for it: only the helper can.
+	<-ran
+	j.await()
+	if got := j.state.Load(); got != jobDone {
+		t.Fatalf("job state %d, want done", got)
+	}
+	if c.slot.Load() != nil {
+		t.Fatal("the slot still holds the job")
+	}
+}
+
+func TestCrewBusyOrAbsentRefuses(t *testing.T) {
+	if (*Crew)(nil).offer(func() {}) != nil {
+		t.Fatal("a nil crew took an offer")
+	}
+	if NewCrew(0).offer(func() {}) != nil {
+		t.Fatal("a crew nobody held took an offer")
+	}
+	c := heldCrew(t)
+	block, started := make(chan struct{}), make(chan struct{})
+	first := c.offer(func() { close(started); <-block })
+	if first == nil {
+		t.Fatal("the first offer was refused")
+	}
+	<-started
+	if c.offer(func() {}) != nil {
+		t.Fatal("a helper busy with a job took another")
+	}
+	close(block)
+	first.await()
+}
+
+func TestCrewWithdrawRunsNothing(t *testing.T) {
+	c := heldCrew(t)
+	block, started := make(chan struct{}), make(chan struct{})
+	busy := c.offer(func() { close(started); <-block })
+	if busy == nil {
+		t.Fatal("offer refused")
+	}
+	<-started
+	// The helper is busy, so this one waits in the slot until withdrawn.
+	var ran atomic.Bool
+	j := &job{f: func() { ran.Store(true) }, done: make(chan struct{})}
+	if !c.slot.CompareAndSwap(nil, j) {
+		t.Fatal("slot not free")
+	}
+	if !c.withdraw(j) {
+		t.Fatal("an offer nobody started could not be withdrawn")
+	}
+	close(block)
+	busy.await()
+	if ran.Load() {
+		t.Fatal("a withdrawn job ran")
+	}
+}
+
+func TestRunWithCrew(t *testing.T) {
+	c := heldCrew(t)
+	ctx := WithCrew(context.Background(), c)
+	boom := errors.New("boom")
+	for _, n := range []int{0, 1, 2, 3, 17, 1000} {
+		calls := make([]atomic.Int32, n)
+		err := Run(ctx, n, 4, func(take func() (int, bool)) error {
+			for i, ok := take(); ok; i, ok = take() {
+				calls[i].Add(1)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		for i := range calls {
+			if got := calls[i].Load(); got != 1 {
+				t.Fatalf("n=%d: index %d taken %d times, want 1", n, i, got)
+			}
+		}
+	}
+	// An error from any call, the helper's included, is returned.
+	var calls atomic.Int32
+	err := Run(ctx, 100, 2, func(take func() (int, bool)) error {
+		if calls.Add(1) == 2 {
+			return boom
+		}
+		for _, ok := take(); ok; _, ok = take() {
+			time.Sleep(10 * time.Microsecond)
+		}
+		return nil
+	})
+	if calls.Load() == 2 && !errors.Is(err, boom) {
+		t.Fatalf("Run returned %v, want boom from the second call", err)
+	}
+}
+
+func TestGo(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ctx  func(t *testing.T) context.Context
+	}{
+		{"no crew", func(*testing.T) context.Context { return context.Background() }},
+		{"crew", func(t *testing.T) context.Context { return WithCrew(context.Background(), heldCrew(t)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran atomic.Int32
+			wait := Go(tc.ctx(t), func() { ran.Add(1) })
+			wait()
+			if got := ran.Load(); got != 1 {
+				t.Fatalf("f ran %d times, want 1", got)
+			}
+		})
+	}
+}
+
+func TestCrewHelperComesAndGoes(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("a crew helps only with two cores")
+	}
+	c := NewCrew(time.Millisecond)
+	for range 3 {
+		release := c.Hold()
+		inner := c.Hold() // holds nest
+		inner()
+		inner() // a release counts once
+		if !c.on.Load() {
+			t.Fatal("the helper stopped while a hold remained")
+		}
+		release()
+		c.Wait()
+		if c.on.Load() || c.holds.Load() != 0 {
+			t.Fatalf("after the grace: on %v, holds %d", c.on.Load(), c.holds.Load())
+		}
+	}
+}
