@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/opsearch/opsearch/internal/spread"
 	"io"
 	"log/slog"
 	"net/http"
@@ -498,7 +499,7 @@ func buildDirect(ctx context.Context, d *optest.Dataset, st *store.Store, idx *i
 // searchPoint runs queries through the whole search pipeline, once
 // untimed to warm the caches, then timed.
 func searchPoint(ctx context.Context, st *store.Store, idx *indexer.Bleve, queries []scorer.LabelledQuery, p *ScalePoint) error {
-	eng := search.New(st, idx, search.Options{})
+	eng := search.New(st, idx, search.Options{Crew: spread.NewCrew(0)})
 	run := func(q scorer.LabelledQuery) ([]scorer.Target, error) {
 		resp, err := eng.Search(ctx, search.Query{Text: q.Query, PageSize: K})
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/opsearch/opsearch/internal/spread"
 	"log/slog"
 	"slices"
 	"strings"
@@ -90,6 +91,11 @@ type UserIndexOptions struct {
 	// replica the one in that replica's data dir (each replica records
 	// the calls it served). nil: no audit log.
 	Audit *audit.Options
+	// Crew, if set, runs the spread work of every search the index
+	// holder serves (spread.Crew); the HTTP server gives every user's
+	// index the same one, so at most one helper spins. nil: each engine
+	// makes its own.
+	Crew *spread.Crew
 }
 
 // NewUserIndex returns a UserIndex that is not ready.
@@ -155,7 +161,7 @@ func (x *UserIndex) setUser(u *sync.User) (*sync.User, *gosync.WaitGroup) {
 		_ = x.qlog.Close()
 		x.qlog = nil
 	} else if old != u || x.eng == nil {
-		so := search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding}
+		so := search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding, Crew: x.opts.Crew}
 		_ = x.qlog.Close() // the previous user's log, if any
 		x.qlog = nil
 		if x.opts.LogQueries {

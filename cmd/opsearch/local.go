@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/opsearch/opsearch/internal/spread"
 	"io"
 	"strconv"
 	"strings"
@@ -203,7 +204,7 @@ func openLocal(ctx context.Context, e env, conn *connConfig, userID int64, holde
 	if err != nil {
 		return nil, "", store.Identity{}, err
 	}
-	eng := search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding})
+	eng := search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding, Crew: spread.NewCrew(0)})
 	return localUser{u, eng}, u.Dir, u.Identity, nil
 }
 

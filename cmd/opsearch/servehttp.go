@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/opsearch/opsearch/internal/spread"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -69,6 +70,16 @@ func bindHTTP(fs *flag.FlagSet, e env) *httpFlags {
 	fs.StringVar(&h.webhookSecret, "webhook-secret", e.getenv("OPSEARCH_WEBHOOK_SECRET"), "HTTP mode: accept OpenProject's webhooks at POST /webhooks/openproject, signed with this secret (the webhook's \"signature secret\" in OpenProject); each work package event is searchable within seconds (env OPSEARCH_WEBHOOK_SECRET; prefer the environment)")
 	fs.BoolVar(&h.verifyResults, "verify-results", false, "HTTP mode: check every search result with OpenProject, with the user's key, before answering (verdicts kept 5s): a permission taken away shows at once, at a request per result")
 	return h
+}
+
+// crew is the one spread.Crew every user's searches share, or none with
+// a PostgreSQL store: a search then waits on the database, which may run
+// on the cores the crew's helper would spin on.
+func (h *httpFlags) crew() *spread.Crew {
+	if h.storeURL != "" {
+		return nil
+	}
+	return spread.NewCrew(0)
 }
 
 // shared returns the Manager's shared-index options, nil for an index
@@ -211,7 +222,7 @@ func runServeHTTP(ctx context.Context, e env, cfg httpServe) error {
 	mgr, err = sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: conn.dataDir, NewClient: newClient,
 		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: spec, LogQueries: cfg.logQueries, Logger: e.logger,
-			Upstream: up, Audit: cfg.audit},
+			Upstream: up, Audit: cfg.audit, Crew: hf.crew()},
 			mcp.HTTPUserHooks{OnSync: um.onSync, OnClose: um.onClose}),
 		Schedule: spec, IdleTimeout: hf.idleTimeout, MaxUsers: hf.maxUsers, MaxConcurrentSyncs: hf.maxSyncs, KeyGrace: hf.keyGrace,
 		UserOptions: uo,
