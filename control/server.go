@@ -96,7 +96,7 @@ func Listen(u *sync.User, syncNow func(context.Context) (sync.Report, error), op
 	s := &Server{path: path, ln: peerChecked{ln, log}, served: make(chan struct{}), log: log.With("subsystem", "control"), started: time.Now().UTC().Truncate(time.Second)}
 	h := &handler{
 		u:       u,
-		eng:     search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding, Crew: spread.NewCrew(0)}),
+		eng:     search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding, Crew: spread.NewCrew()}),
 		syncNow: syncNow,
 		status:  Status{PID: os.Getpid(), Command: opts.Command, Since: s.started, Dir: u.Dir, BaseURL: u.Identity.BaseURL, UserID: u.Identity.UserID, Login: u.Identity.Login},
 		log:     s.log,

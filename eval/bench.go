@@ -260,7 +260,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 	rep.Queries = len(queries)
 	log.Info("running queries", "queries", len(queries))
 
-	eng := search.New(st, idx, search.Options{Crew: spread.NewCrew(0)})
+	eng := search.New(st, idx, search.Options{Crew: spread.NewCrew()})
 	var opAcc, refAcc scorer.Accumulator
 	var opLat, refLat []time.Duration
 	var opReq, refReq int64

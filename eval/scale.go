@@ -499,7 +499,7 @@ func buildDirect(ctx context.Context, d *optest.Dataset, st *store.Store, idx *i
 // searchPoint runs queries through the whole search pipeline, once
 // untimed to warm the caches, then timed.
 func searchPoint(ctx context.Context, st *store.Store, idx *indexer.Bleve, queries []scorer.LabelledQuery, p *ScalePoint) error {
-	eng := search.New(st, idx, search.Options{Crew: spread.NewCrew(0)})
+	eng := search.New(st, idx, search.Options{Crew: spread.NewCrew()})
 	run := func(q scorer.LabelledQuery) ([]scorer.Target, error) {
 		resp, err := eng.Search(ctx, search.Query{Text: q.Query, PageSize: K})
 		if err != nil {

@@ -124,7 +124,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 
 	// The example searches run on the admin's index now: serving reopens
 	// it through the multi-user manager, and bbolt allows one opener.
-	eng := search.New(u.Store, u.Index, search.Options{BaseURL: baseURL, Rebuilding: u.Rebuilding, Crew: spread.NewCrew(0)})
+	eng := search.New(u.Store, u.Index, search.Options{BaseURL: baseURL, Rebuilding: u.Rebuilding, Crew: spread.NewCrew()})
 	examples := renderExamples(ctx, demoExamples(data), eng)
 	owned = false
 	if err := u.Close(); err != nil {

@@ -204,7 +204,7 @@ func openLocal(ctx context.Context, e env, conn *connConfig, userID int64, holde
 	if err != nil {
 		return nil, "", store.Identity{}, err
 	}
-	eng := search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding, Crew: spread.NewCrew(0)})
+	eng := search.New(u.Store, u.Index, search.Options{BaseURL: u.Identity.BaseURL, Rebuilding: u.Rebuilding, Crew: spread.NewCrew()})
 	return localUser{u, eng}, u.Dir, u.Identity, nil
 }
 

@@ -75,7 +75,7 @@ func runServe(ctx context.Context, e env, args []string) error {
 	log := e.logger.With("subsystem", "serve")
 
 	up := &sync.UpstreamTracker{} // what the runner and the tools learn about reaching OpenProject
-	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: *spec, LogQueries: *logQueries, Logger: e.logger, Upstream: up, Audit: auditOpts, Crew: spread.NewCrew(0)})
+	idx := mcp.NewUserIndex(mcp.UserIndexOptions{Schedule: *spec, LogQueries: *logQueries, Logger: e.logger, Upstream: up, Audit: auditOpts, Crew: spread.NewCrew()})
 	srv := mcp.NewServer(client, idx, mcp.Options{ReadOnly: conn.readOnly, ConfirmWrites: conn.confirmWrites, Extract: conn.extractOptions(), Logger: e.logger, Version: readBuildInfo().version, Upstream: up,
 		LiveTimeout: conn.liveTimeout()})
 	log.Info("opsearch serving MCP on stdio", "version", version, "base_url", conn.baseURL, "data_dir", conn.dataDir,

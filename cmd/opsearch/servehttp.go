@@ -79,7 +79,7 @@ func (h *httpFlags) crew() *spread.Crew {
 	if h.storeURL != "" {
 		return nil
 	}
-	return spread.NewCrew(0)
+	return spread.NewCrew()
 }
 
 // shared returns the Manager's shared-index options, nil for an index

@@ -24,17 +24,16 @@ import (
 // workers joining 50-150 us late. A spinning helper picked up the same
 // work in 0.4 us.
 //
-// The helper runs while a search holds the crew and for a short grace
-// after the last one lets go (back-to-back queries find it running),
-// then returns. It runs the work of one caller at a time; a caller that
-// finds it busy or gone starts a goroutine as before. With one core a
-// Crew does nothing.
+// The helper runs while searches hold the crew and returns when the last
+// lets go: it spins only while a search runs. Spinning on after a search,
+// for the next one, gained nothing measurable with queries back to back
+// and cost with queries 5 ms apart, and it would take a core from the
+// answer's encoding and from the client reading it. It runs the work of
+// one caller at a time; a caller that finds it busy or gone starts a
+// goroutine as before. With one core a Crew does nothing.
 //
 // A nil *Crew is valid and never helps.
 type Crew struct {
-	// grace is how long the helper keeps spinning with no holder.
-	grace time.Duration
-
 	holds atomic.Int32
 	// on reports that a helper runs and takes work; it is cleared by the
 	// helper before its last check for holders and work (loop).
@@ -50,19 +49,8 @@ type Crew struct {
 	exited  chan struct{} // closed when the current helper returns
 }
 
-// DefaultGrace is how long a Crew's helper spins after the last search
-// let go: longer than the gap between back-to-back queries, short enough
-// that an idle daemon spends no more than that per search.
-const DefaultGrace = time.Millisecond
-
-// NewCrew returns a Crew whose helper spins for grace after the last
-// holder lets go (DefaultGrace when grace is 0).
-func NewCrew(grace time.Duration) *Crew {
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
-	return &Crew{grace: grace}
-}
+// NewCrew returns a Crew with no helper running.
+func NewCrew() *Crew { return &Crew{} }
 
 // Hold marks a search under way, starting the helper if it is not
 // running; release ends the hold. Holds nest.
@@ -85,8 +73,8 @@ func (c *Crew) Hold() (release func()) {
 	return func() { once.Do(func() { c.holds.Add(-1) }) }
 }
 
-// Wait returns when no helper runs: after the last holder let go and the
-// grace passed. Tests use it to leave no goroutine behind.
+// Wait returns when no helper runs, which is soon after the last holder
+// let go. Tests use it to leave no goroutine behind.
 func (c *Crew) Wait() {
 	if c == nil {
 		return
@@ -119,7 +107,6 @@ const yieldEvery = 20 * time.Microsecond
 
 func (c *Crew) loop(exited chan struct{}) {
 	defer close(exited)
-	var idleSince time.Time
 	lastYield := time.Now()
 	for spins := 0; ; spins++ {
 		if j := c.slot.Load(); j != nil && c.slot.CompareAndSwap(j, nil) {
@@ -130,26 +117,16 @@ func (c *Crew) loop(exited chan struct{}) {
 				j.state.Store(jobDone)
 				close(j.done)
 			}
-			idleSince = time.Time{}
 			continue
 		}
 		if spins%128 != 0 {
 			continue
 		}
-		now := time.Now()
-		if now.Sub(lastYield) >= yieldEvery {
+		if now := time.Now(); now.Sub(lastYield) >= yieldEvery {
 			runtime.Gosched()
 			lastYield = time.Now()
 		}
 		if c.holds.Load() > 0 {
-			idleSince = time.Time{}
-			continue
-		}
-		if idleSince.IsZero() {
-			idleSince = now
-			continue
-		}
-		if now.Sub(idleSince) < c.grace {
 			continue
 		}
 		c.mu.Lock()
@@ -158,7 +135,6 @@ func (c *Crew) loop(exited chan struct{}) {
 			// A holder or an offer came meanwhile: it saw on set.
 			c.on.Store(true)
 			c.mu.Unlock()
-			idleSince = time.Time{}
 			continue
 		}
 		c.running = false

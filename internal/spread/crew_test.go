@@ -15,7 +15,7 @@ func heldCrew(t *testing.T) *Crew {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("a crew helps only with two cores")
 	}
-	c := NewCrew(time.Millisecond)
+	c := NewCrew()
 	release := c.Hold()
 	t.Cleanup(func() {
 		release()
@@ -49,7 +49,7 @@ func TestCrewBusyOrAbsentRefuses(t *testing.T) {
 	if (*Crew)(nil).offer(func() {}) != nil {
 		t.Fatal("a nil crew took an offer")
 	}
-	if NewCrew(0).offer(func() {}) != nil {
+	if NewCrew().offer(func() {}) != nil {
 		t.Fatal("a crew nobody held took an offer")
 	}
 	c := heldCrew(t)
@@ -150,7 +150,7 @@ func TestCrewHelperComesAndGoes(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("a crew helps only with two cores")
 	}
-	c := NewCrew(time.Millisecond)
+	c := NewCrew()
 	for range 3 {
 		release := c.Hold()
 		inner := c.Hold() // holds nest
@@ -162,7 +162,7 @@ func TestCrewHelperComesAndGoes(t *testing.T) {
 		release()
 		c.Wait()
 		if c.on.Load() || c.holds.Load() != 0 {
-			t.Fatalf("after the grace: on %v, holds %d", c.on.Load(), c.holds.Load())
+			t.Fatalf("after the last release: on %v, holds %d", c.on.Load(), c.holds.Load())
 		}
 	}
 }
