@@ -53,27 +53,32 @@ func TestCrewBusyOrAbsentRefuses(t *testing.T) {
 		t.Fatal("a crew nobody held took an offer")
 	}
 	c := heldCrew(t)
-	block, started := make(chan struct{}), make(chan struct{})
-	first := c.offer(func() { close(started); <-block })
-	if first == nil {
-		t.Fatal("the first offer was refused")
-	}
-	<-started
+	free := occupy(t, c)
 	if c.offer(func() {}) != nil {
 		t.Fatal("a helper busy with a job took another")
 	}
-	close(block)
-	first.await()
+	free()
+}
+
+// occupy gives c's helper a job that runs until free is called, and
+// returns once the helper runs it.
+func occupy(t *testing.T, c *Crew) (free func()) {
+	t.Helper()
+	block, started := make(chan struct{}), make(chan struct{})
+	j := c.offer(func() { close(started); <-block })
+	if j == nil {
+		t.Fatal("a free running helper refused the offer")
+	}
+	<-started
+	return func() {
+		close(block)
+		j.await()
+	}
 }
 
 func TestCrewWithdrawRunsNothing(t *testing.T) {
 	c := heldCrew(t)
-	block, started := make(chan struct{}), make(chan struct{})
-	busy := c.offer(func() { close(started); <-block })
-	if busy == nil {
-		t.Fatal("offer refused")
-	}
-	<-started
+	free := occupy(t, c)
 	// The helper is busy, so this one waits in the slot until withdrawn.
 	var ran atomic.Bool
 	j := &job{f: func() { ran.Store(true) }, done: make(chan struct{})}
@@ -83,8 +88,7 @@ func TestCrewWithdrawRunsNothing(t *testing.T) {
 	if !c.withdraw(j) {
 		t.Fatal("an offer nobody started could not be withdrawn")
 	}
-	close(block)
-	busy.await()
+	free()
 	if ran.Load() {
 		t.Fatal("a withdrawn job ran")
 	}
@@ -164,5 +168,37 @@ func TestCrewHelperComesAndGoes(t *testing.T) {
 		if c.on.Load() || c.holds.Load() != 0 {
 			t.Fatalf("after the last release: on %v, holds %d", c.on.Load(), c.holds.Load())
 		}
+	}
+}
+
+func TestRunHandsACallToTheHelper(t *testing.T) {
+	c := heldCrew(t)
+	ctx := WithCrew(context.Background(), c)
+	// Both calls wait until both are running, so one must be the
+	// helper's: Run starts no goroutine of its own when the helper is
+	// free, and only the helper runs with busy set.
+	var in atomic.Int32
+	var onHelper atomic.Bool
+	err := Run(ctx, 2, 2, func(take func() (int, bool)) error {
+		in.Add(1)
+		deadline := time.Now().Add(10 * time.Second)
+		for in.Load() < 2 {
+			if time.Now().After(deadline) {
+				return errors.New("the second call never started")
+			}
+			runtime.Gosched()
+		}
+		if c.busy.Load() {
+			onHelper.Store(true)
+		}
+		for _, ok := take(); ok; _, ok = take() {
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !onHelper.Load() {
+		t.Fatal("no call ran on the crew's helper")
 	}
 }
