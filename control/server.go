@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/opsearch/opsearch/internal/spread"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/opsearch/opsearch/internal/spread"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/sync"
 )

@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/opsearch/opsearch/internal/optesting"
+	"github.com/opsearch/opsearch/internal/spread"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -315,12 +316,18 @@ func newLoadEnv(b *testing.B, gen opgen.GenOptions) *loadEnv {
 	if os.Getenv("OPSEARCH_LOAD_NO_YIELD") != "" {
 		wo.Busy = nil
 	}
+	// As the HTTP server over a local store does, every user's searches
+	// share one crew; OPSEARCH_LOAD_NO_CREW measures without it.
+	var crew *spread.Crew
+	if os.Getenv("OPSEARCH_LOAD_NO_CREW") == "" {
+		crew = spread.NewCrew()
+	}
 	mgr, err := sync.NewManager(sync.ManagerOptions[*mcp.HTTPUser]{
 		DataDir: b.TempDir(),
 		NewClient: func(key string) (sync.UserAPI, error) {
 			return openproject.New(openproject.Config{BaseURL: base, APIKey: key, Timeout: 20 * time.Second, Logger: logger})
 		},
-		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h"}, mcp.HTTPUserHooks{
+		Attach: mcp.HTTPAttach(mcp.UserIndexOptions{Schedule: "@every 1h", Crew: crew}, mcp.HTTPUserHooks{
 			OnSync: func(u *sync.User, _ sync.Report, err error) {
 				select {
 				case e.syncDone(u.Identity.UserID) <- err:

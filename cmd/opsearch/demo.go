@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/opsearch/opsearch/internal/spread"
 	"io"
 	"net"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/opsearch/opsearch/internal/spread"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/openproject/opgen"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/opsearch/opsearch/internal/spread"
 	"io"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/opsearch/opsearch/control"
+	"github.com/opsearch/opsearch/internal/spread"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/sync"
 )

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/opsearch/opsearch/internal/spread"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/opsearch/opsearch/audit"
 	"github.com/opsearch/opsearch/control"
+	"github.com/opsearch/opsearch/internal/spread"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/mcp"
 	"github.com/opsearch/opsearch/metrics"
