@@ -157,11 +157,20 @@ func TestCrewHelperComesAndGoes(t *testing.T) {
 	c := NewCrew()
 	for range 3 {
 		release := c.Hold()
-		inner := c.Hold() // holds nest
-		inner()
-		inner() // a release counts once
 		if !c.on.Load() {
-			t.Fatal("the helper stopped while a hold remained")
+			t.Fatal("a lone hold did not start the helper")
+		}
+		// A second search keeps the cores busy by itself: the helper
+		// returns while both hold the crew.
+		second := c.Hold()
+		c.Wait()
+		if c.on.Load() {
+			t.Fatal("the helper runs with two holders")
+		}
+		second()
+		second() // a release counts once
+		if got := c.holds.Load(); got != 1 {
+			t.Fatalf("holds %d after one of two releases, twice, want 1", got)
 		}
 		release()
 		c.Wait()
