@@ -59,7 +59,8 @@ type Options struct {
 	// searches (0: DefaultCacheBytes; negative: no cache).
 	CacheBytes int
 	// Crew, if set, runs the work a search spreads over the cores on a
-	// helper that spins on another core while searches run (spread.Crew):
+	// helper that spins on another core while a search runs alone
+	// (spread.Crew):
 	// on a virtual machine an idle core took 90-140 us to start a new
 	// goroutine. Engines that serve one process's searches share one.
 	// Leave it nil where a search waits on another process that shares

@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// A Crew keeps one helper goroutine running on a second core while
-// searches are under way, so that the work a search spreads (Run, Each,
-// Go) starts there at once instead of waiting for the scheduler to wake
-// an idle core.
+// A Crew keeps one helper goroutine running on a second core while a
+// search runs alone, so that the work it spreads (Run, Each, Go) starts
+// there at once instead of waiting for the scheduler to wake an idle
+// core.
 //
 // On a 2 vCPU virtual machine (Firecracker, no guest idle polling) a
 // goroutine started while the other core idled began running after 88,
@@ -28,12 +28,13 @@ import (
 // lets go, or when a second search holds it too: two searches keep the
 // cores busy by themselves, and under 32 concurrent searches on 2 cores
 // a helper spinning through all of them cost throughput (a run of the
-// HTTP load benchmark fell to 458 requests/s from 639-647). Spinning on after a search,
-// for the next one, gained nothing measurable with queries back to back
-// and cost with queries 5 ms apart, and it would take a core from the
-// answer's encoding and from the client reading it. It runs the work of
-// one caller at a time; a caller that finds it busy or gone starts a
-// goroutine as before. With one core a Crew does nothing.
+// HTTP load benchmark fell to 458 requests/s from 639-647). Spinning on
+// after a search, for the next one, gained nothing measurable with
+// queries back to back and cost with queries 5 ms apart, and it would
+// take a core from the answer's encoding and from the client reading
+// it. It runs the work of one caller at a time; a caller that finds it
+// busy or gone starts a goroutine as before. With one core a Crew does
+// nothing.
 //
 // A nil *Crew is valid and never helps.
 type Crew struct {

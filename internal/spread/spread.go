@@ -11,9 +11,9 @@
 // its own and waited for the late one's.
 //
 // A search that holds a Crew (WithCrew) has its other call run on the
-// crew's helper, which spins on the second core while searches run and
-// takes the work at once; without one, or when the helper is busy, the
-// others are new goroutines as before.
+// crew's helper, which spins on the second core while a search runs
+// alone and takes the work at once; without one, or when the helper is
+// busy or gone, the others are new goroutines as before.
 package spread
 
 import (
