@@ -200,8 +200,8 @@ func crewOf(ctx context.Context) *Crew {
 // Go runs f beside the caller, on ctx's crew's helper when it is free,
 // else on a new goroutine; wait returns when f has returned.
 func Go(ctx context.Context, f func()) (wait func()) {
-	if j := crewOf(ctx).offer(f); j != nil {
-		c := crewOf(ctx)
+	c := crewOf(ctx)
+	if j := c.offer(f); j != nil {
 		return func() {
 			if c.withdraw(j) {
 				// The helper never started it: the caller runs it.
