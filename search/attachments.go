@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/spread"
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject"
 	"github.com/opsearch/opsearch/scorer"
@@ -27,9 +28,13 @@ import (
 //
 // added names the containers it loaded (by document id): the caller
 // leaves them out of the index's tail, so paging shows each result once.
-func (e *Engine) followContainers(ctx context.Context, rs []ranked, q Query) (out []ranked, added map[string]bool, err error) {
+// alone counts the index's hits among them, which matched tells: the
+// hits of each of ids the query matches by itself. It is asked for the
+// containers it may load, on another core while they load: a tenth of a
+// query's time went to asking it after them.
+func (e *Engine) followContainers(ctx context.Context, rs []ranked, q Query, matched func(ids []string) (map[string]int, error)) (out []ranked, added map[string]bool, alone int, err error) {
 	if q.Exact || len(q.Statuses) > 0 || !slices.ContainsFunc(rs, func(r ranked) bool { return r.c.att != nil }) {
-		return rs, nil, nil
+		return rs, nil, 0, nil
 	}
 	pos := map[string]int{}
 	for i, r := range rs {
@@ -55,9 +60,23 @@ func (e *Engine) followContainers(ctx context.Context, rs []ranked, q Query) (ou
 			missing = append(missing, indexer.Hit{ID: id, Kind: ck, EntityID: a.Container.ID, Public: ck == kind.WorkPackage})
 		}
 	}
+	var self map[string]int
+	var merr error
+	wait := func() {}
+	if len(missing) > 0 {
+		ids := make([]string, len(missing))
+		for i, h := range missing {
+			ids[i] = h.ID
+		}
+		wait = spread.Go(ctx, func() { self, merr = matched(ids) })
+	}
 	loaded, err := e.hydrate(ctx, missing, nil)
+	wait()
+	if err == nil {
+		err = merr
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	extra := map[string]*candidate{}
 	for _, c := range loaded {
@@ -96,7 +115,10 @@ func (e *Engine) followContainers(ctx context.Context, rs []ranked, q Query) (ou
 		}
 		out = append(out, r)
 	}
-	return out, added, nil
+	for id := range added {
+		alone += self[id]
+	}
+	return out, added, alone, nil
 }
 
 // StoredAttachment returns attachment id as the store holds it, with its

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -426,32 +425,21 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 	if err != nil {
 		return Response{}, err
 	}
-	ranked, added, err := e.followContainers(ctx, ranked, q)
+	// The containers placed beside their files are results now, and the
+	// total counts those the query does not match by themselves. Which
+	// those are is asked of the index, not read off this page's window,
+	// so every page says the same total; the index is asked beside the
+	// containers' loading (followContainers).
+	selfMatched := func(ids []string) (map[string]int, error) {
+		return e.matchedAlone(ctx, iopts, res.Plan, ids)
+	}
+	ranked, added, alone, err := e.followContainers(ctx, ranked, q, selfMatched)
 	if err != nil {
 		return Response{}, err
 	}
 	if len(added) > 0 {
-		// The containers placed beside their files are results now: the
-		// tail must not show them again, and the total counts those the
-		// query does not match by themselves. Which those are is asked
-		// of the index, not read off this page's window, so every page
-		// says the same total.
-		ids := slices.Sorted(maps.Keys(added))
-		mo := iopts
-		// A work package may show to this user as its public twin.
-		for _, id := range ids {
-			if k, n, ok := indexer.ParseDocID(id); ok && k == kind.WorkPackage {
-				mo.IDs = append(mo.IDs, id, indexer.PublicDocID(n))
-			} else {
-				mo.IDs = append(mo.IDs, id)
-			}
-		}
-		mo.Size, mo.Federate, mo.Reuse = len(mo.IDs), nil, res.Plan
-		matched, err := e.idx.Search(ctx, mo)
-		if err != nil {
-			return Response{}, fmt.Errorf("search index: %w", err)
-		}
-		res.Total += uint64(len(ids) - len(matched.Hits))
+		// The tail must not show the added containers again.
+		res.Total += uint64(len(added) - alone)
 		tail := slices.DeleteFunc(slices.Clone(res.Hits[len(head):]), func(h indexer.Hit) bool { return added[h.ID] })
 		res.Hits = append(slices.Clip(res.Hits[:len(head)]), tail...)
 	}
@@ -505,6 +493,32 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		e.opts.QueryLog.record(ctx, q, resp)
 	}
 	return resp, nil
+}
+
+// matchedAlone returns how many of the index's hits for iopts's query,
+// run with plan, each of ids (documents, a work package's public twin
+// counted as the work package) is: those the query matches by themselves.
+func (e *Engine) matchedAlone(ctx context.Context, iopts indexer.SearchOptions, plan *indexer.Plan, ids []string) (map[string]int, error) {
+	mo := iopts
+	mo.IDs = nil
+	// A work package may show to this user as its public twin.
+	for _, id := range ids {
+		if k, n, ok := indexer.ParseDocID(id); ok && k == kind.WorkPackage {
+			mo.IDs = append(mo.IDs, id, indexer.PublicDocID(n))
+		} else {
+			mo.IDs = append(mo.IDs, id)
+		}
+	}
+	mo.Size, mo.Federate, mo.Reuse = len(mo.IDs), nil, plan
+	matched, err := e.idx.Search(ctx, mo)
+	if err != nil {
+		return nil, fmt.Errorf("search index: %w", err)
+	}
+	out := make(map[string]int, len(matched.Hits))
+	for _, h := range matched.Hits {
+		out[h.ID]++
+	}
+	return out, nil
 }
 
 // searchIndex runs the index query and puts hits of equal index score in
