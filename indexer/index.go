@@ -123,6 +123,9 @@ type SearchOptions struct {
 	// documents match (IDs) right after the search that found the
 	// query's best. A plan of another query or view is ignored.
 	Reuse *Plan
+	// Without leaves features of fuzzy retrieval out (Features), to
+	// measure what they bring; zero for every other search.
+	Without Features
 }
 
 // Hit is one search result: the document id, its score, and where it

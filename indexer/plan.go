@@ -29,16 +29,17 @@ type Plan struct {
 	split *commonSplit
 	// text is the query as planned, before any restriction, and query
 	// and vis what it was planned for (SearchOptions.Reuse).
-	text  query.Query
-	query string
-	vis   *Visibility
+	text    query.Query
+	query   string
+	vis     *Visibility
+	without Features
 }
 
 // reusableFor returns a copy of p to run a search of opts with, or nil
 // when p was not planned for opts's query and view (or is nil). The copy
 // has a split of its own, whose request the search sets.
 func (p *Plan) reusableFor(opts SearchOptions) *Plan {
-	if p == nil || p.text == nil || opts.Mode == MatchExact || p.query != opts.Query || p.vis != opts.Visible {
+	if p == nil || p.text == nil || opts.Mode == MatchExact || p.query != opts.Query || p.vis != opts.Visible || p.without != opts.Without {
 		return nil
 	}
 	c := *p

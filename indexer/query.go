@@ -330,11 +330,11 @@ func (b *Bleve) buildRequest(ctx context.Context, idx bleve.Index, opts SearchOp
 	case reuse != nil:
 		text, plan = reuse.text, reuse
 	default:
-		if text, plan, err = b.fuzzyQuery(ctx, idx, opts.Query, opts.Visible); err != nil {
+		if text, plan, err = b.fuzzyQuery(ctx, idx, opts.Query, opts.Visible, opts.Without); err != nil {
 			return nil, nil, nil, err
 		}
 		if plan != nil {
-			plan.text, plan.query, plan.vis = text, opts.Query, opts.Visible
+			plan.text, plan.query, plan.vis, plan.without = text, opts.Query, opts.Visible, opts.Without
 		}
 	}
 	if text == nil {
@@ -533,7 +533,9 @@ func disjunction(qs []query.Query, minMatch int) *query.DisjunctionQuery {
 // Words the index holds in no form contribute nothing. The disjunction's
 // coordination factor (matched clauses / clauses) rewards coverage; the
 // title clauses and phrase reward where the words stand.
-func (b *Bleve) fuzzyQuery(ctx context.Context, idx bleve.Index, q string, vis *Visibility) (query.Query, *Plan, error) {
+//
+// without leaves out typos, completions or synonyms (Features).
+func (b *Bleve) fuzzyQuery(ctx context.Context, idx bleve.Index, q string, vis *Visibility, without Features) (query.Query, *Plan, error) {
 	all := b.queryWords(q)
 	if len(all) == 0 {
 		return nil, nil, nil
@@ -573,7 +575,7 @@ func (b *Bleve) fuzzyQuery(ctx context.Context, idx bleve.Index, q string, vis *
 	var groups, should []query.Query
 	// Each word's group and forms, for a commonSplit.
 	var clauses []wordClauses
-	for _, wp := range b.planWords(ctx, idx, r, words) {
+	for _, wp := range b.planWords(ctx, idx, r, words, without) {
 		if wp.group != nil {
 			groups = append(groups, wp.group)
 			clauses = append(clauses, wordClauses{group: wp.group, postings: wp.pw.postings, forms: slices.Collect(maps.Keys(wp.pw.Forms))})
@@ -612,8 +614,12 @@ func (b *Bleve) fuzzyQuery(ctx context.Context, idx bleve.Index, q string, vis *
 		should = append(should, p)
 	}
 	plan.split = plan.splitCommon(clauses, should, cmp.Or(b.splitPostings, minSplitPostings))
+	noSynonyms := without.Has(FeatureSynonyms)
+	if plan.split != nil {
+		plan.split.rare.noSynonyms = noSynonyms
+	}
 	// The words and title boosts in one searcher (rankQuery).
-	return &rankQuery{groups: groups, should: should}, plan, nil
+	return &rankQuery{groups: groups, should: should, noSynonyms: noSynonyms}, plan, nil
 }
 
 // wordPlan is what planning one query word yields: its group (nil when
@@ -631,12 +637,12 @@ type wordPlan struct {
 // the cores, a word at a time to whichever is free: a typo or the word
 // being completed costs several times a plain word. The look-ups were a
 // query's first 0.2 ms of CPU, spent on one core while the other idled.
-func (b *Bleve) planWords(ctx context.Context, idx bleve.Index, r index.IndexReader, words []queryWord) []wordPlan {
+func (b *Bleve) planWords(ctx context.Context, idx bleve.Index, r index.IndexReader, words []queryWord, without Features) []wordPlan {
 	out := make([]wordPlan, len(words))
 	plan := func(i int) {
 		w := words[i]
 		wp := wordPlan{pw: PlanWord{Text: w.raw, Forms: map[string]float64{}}}
-		wp.group, wp.title = b.wordQuery(idx, r, w, i == len(words)-1, &wp.pw)
+		wp.group, wp.title = b.wordQuery(idx, r, w, i == len(words)-1, without, &wp.pw)
 		if wp.group != nil {
 			wp.pw.postings = formPostings(r, wp.pw)
 		}
@@ -761,8 +767,9 @@ func idNouns(q string) []string {
 var idMention = regexp.MustCompile(`(?i)(?:^|[^\pL\pN])(?:#|(ticket|issue|bug|task|wp|work package|feature)\s*#?)([0-9]+)\b`)
 
 // wordQuery is the clause one query word contributes to retrieval (nil
-// when the index holds it in no form) and its title boosts.
-func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, last bool, pw *PlanWord) (query.Query, []query.Query) {
+// when the index holds it in no form) and its title boosts, without the
+// features without names.
+func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, last bool, without Features, pw *PlanWord) (query.Query, []query.Query) {
 	var qs, title []query.Query
 	df := func(t string) uint64 {
 		if r == nil {
@@ -791,7 +798,7 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 		pw.df = df(w.exact)
 	default:
 		n := typos(utf8.RuneCountInString(w.raw))
-		if strings.ContainsFunc(w.raw, unicode.IsDigit) {
+		if strings.ContainsFunc(w.raw, unicode.IsDigit) || without.Has(FeatureTypos) {
 			// Numbers and codes never match by edit distance: 21638 is
 			// not a typo of 24638 (REQ-21638 found REQ-24638).
 			n = 0
@@ -813,6 +820,9 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 			// (bleve, at half weight); the plan counts a synonym as half
 			// the word. A word known only through its synonyms is
 			// searched for them.
+			if without.Has(FeatureSynonyms) {
+				continue
+			}
 			for _, syn := range synonymsOf(r, st) {
 				if _, seen := pw.Forms[syn]; !seen {
 					if c := df(syn); c > 0 {
@@ -868,7 +878,7 @@ func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, las
 			}
 		}
 	}
-	if last && utf8.RuneCountInString(w.exact) >= minPrefixLen && r != nil {
+	if last && utf8.RuneCountInString(w.exact) >= minPrefixLen && r != nil && !without.Has(FeatureCompletions) {
 		// The word being typed: its completions count as the word. A
 		// completion that is only another form of the word ("meetings"
 		// for "meeting") is left out when the word's stem is searched

@@ -53,6 +53,9 @@ type rankQuery struct {
 	// collection run in parts (Bleve.searchParts). to is exhausted for
 	// the last part.
 	from, to uint64
+	// noSynonyms leaves the thesaurus out (FeatureSynonyms): bleve's term
+	// searchers expand a term by it when the context holds its entries.
+	noSynonyms bool
 }
 
 var _ query.Query = (*rankQuery)(nil)
@@ -62,7 +65,7 @@ var _ query.Query = (*rankQuery)(nil)
 // cannot see into this type, so they are looked up here for the same
 // tree.
 func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opts bsearch.SearcherOptions) (bsearch.Searcher, error) {
-	if sm, ok := m.(mapping.SynonymMapping); ok && sm.SynonymCount() > 0 {
+	if sm, ok := m.(mapping.SynonymMapping); ok && sm.SynonymCount() > 0 && !q.noSynonyms {
 		if tr, ok := r.(index.ThesaurusReader); ok {
 			fts, _ := ctx.Value(bsearch.FieldTermSynonymMapKey).(bsearch.FieldTermSynonymMap)
 			fts, err := query.ExtractSynonyms(ctx, sm, tr, query.NewBooleanQuery(q.groups, q.should, nil), fts)

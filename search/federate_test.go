@@ -81,6 +81,14 @@ func TestE2E_SmallKindsNotDrowned(t *testing.T) {
 		t.Errorf("total %d, walked %d", resp.Total, len(got))
 	}
 
+	// Without the small kinds' own candidates the meeting is drowned
+	// (opsearch eval's without-small-kinds variant measures that).
+	without := search.New(e.st, e.idx, search.Options{Without: indexer.FeatureSmallKinds})
+	got = walk(t, without, "nightjar rollout", 20)
+	if at := slices.Index(got, "meeting:1"); at >= 0 && at < 35 {
+		t.Errorf("without the small kinds' candidates the meeting is at %d, want it behind the re-ranked head", at)
+	}
+
 	// Asking for meetings alone is the meetings' own query.
 	m := e.search(t, search.Query{Text: "nightjar rollout", Kinds: []kind.Kind{kind.Meeting}})
 	if len(m.Results) != 1 || m.Results[0].ID != 1 {

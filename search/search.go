@@ -72,6 +72,10 @@ type Options struct {
 	// (store.SyncState.Owner), names them as the owner, and counts what
 	// they see, never the store's totals.
 	Shared *Owner
+	// Without leaves features of retrieval out of every search
+	// (indexer.Features), to measure what each brings (opsearch eval's
+	// variants); zero everywhere else.
+	Without indexer.Features
 }
 
 // DefaultCrossFieldWeight is Options.CrossFieldWeight's default: between
@@ -389,13 +393,13 @@ func (e *Engine) Search(ctx context.Context, q Query) (Response, error) {
 		window = min(window*statusWindow, maxWindow)
 	}
 	var federate []kind.Kind
-	if !q.Exact && len(q.Statuses) == 0 {
+	if !q.Exact && len(q.Statuses) == 0 && !e.opts.Without.Has(indexer.FeatureSmallKinds) {
 		federate = smallKinds(fresh, kinds)
 	}
 	iopts := indexer.SearchOptions{
 		Query: q.Text, Mode: mode, Kinds: kinds, ProjectIDs: q.ProjectIDs, Closed: q.Closed,
 		Types: q.Types, AssigneeIDs: q.AssigneeIDs, UpdatedAfter: q.UpdatedAfter, UpdatedBefore: q.UpdatedBefore,
-		Size: window, Federate: federate, FederateSize: smallKindCandidates,
+		Size: window, Federate: federate, FederateSize: smallKindCandidates, Without: e.opts.Without,
 	}
 	res, err := e.searchIndex(ctx, iopts)
 	if err != nil {
