@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/scorer"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -45,6 +46,10 @@ type Variant struct {
 	// CrossFieldWeight is search.Options.CrossFieldWeight (0: default,
 	// negative: off).
 	CrossFieldWeight float64 `json:"crossFieldWeight,omitempty"`
+	// Without names features of retrieval to leave out, as
+	// indexer.FeatureNames spells them: "typos", "completions",
+	// "synonyms", "small-kinds".
+	Without []string `json:"without,omitempty"`
 }
 
 // Names of the built-in variants.
@@ -73,6 +78,18 @@ func DefaultVariants() []Variant {
 	}
 }
 
+// FeatureVariants are opsearch without each feature of retrieval in turn
+// (indexer.Features), named "without-" and the feature: beside the
+// opsearch variant, what each feature brings to recall and what it costs
+// in time, on the same queries.
+func FeatureVariants() []Variant {
+	var vs []Variant
+	for _, f := range indexer.FeatureNames() {
+		vs = append(vs, Variant{Name: "without-" + f, Without: []string{f}})
+	}
+	return vs
+}
+
 // LoadVariants reads a JSON array of variants.
 func LoadVariants(path string) ([]Variant, error) {
 	b, err := os.ReadFile(path)
@@ -89,6 +106,9 @@ func LoadVariants(path string) ([]Variant, error) {
 		}
 		if v.Ranker != "" && v.Ranker != "scorer" && v.Ranker != "index" {
 			return nil, fmt.Errorf("variants %s: %s: ranker must be scorer or index, not %q", path, v.Name, v.Ranker)
+		}
+		if _, err := indexer.ParseFeatures(v.Without); err != nil {
+			return nil, fmt.Errorf("variants %s: %s: without: %w", path, v.Name, err)
 		}
 	}
 	return vs, nil
@@ -223,8 +243,8 @@ func Run(ctx context.Context, st *store.Store, idx search.Index, queries []score
 				}
 			}
 			find = plain.search
-		} else {
-			find = engineSearch(st, idx, v)
+		} else if find, err = engineSearch(st, idx, v); err != nil {
+			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
 		}
 		vr, err := runVariant(ctx, queries, v, find)
 		if err != nil {
@@ -239,12 +259,16 @@ func Run(ctx context.Context, st *store.Store, idx search.Index, queries []score
 }
 
 // engineOptions turns a variant into engine options.
-func engineOptions(v Variant) search.Options {
-	o := search.Options{Params: v.Params, Weights: v.Weights, IgnoreRecency: v.IgnoreRecency, Candidates: v.Candidates, CrossFieldWeight: v.CrossFieldWeight}
+func engineOptions(v Variant) (search.Options, error) {
+	without, err := indexer.ParseFeatures(v.Without)
+	if err != nil {
+		return search.Options{}, fmt.Errorf("without: %w", err)
+	}
+	o := search.Options{Params: v.Params, Weights: v.Weights, IgnoreRecency: v.IgnoreRecency, Candidates: v.Candidates, CrossFieldWeight: v.CrossFieldWeight, Without: without}
 	if v.Ranker == "index" {
 		o.Ranker = search.RankIndex
 	}
-	return o
+	return o, nil
 }
 
 // hit is one ranked result of a variant's search.
@@ -263,8 +287,12 @@ type hit struct {
 type searchFunc func(ctx context.Context, text string) ([]hit, error)
 
 // engineSearch searches with opsearch's engine configured by v.
-func engineSearch(st *store.Store, idx search.Index, v Variant) searchFunc {
-	eng := search.New(st, idx, engineOptions(v))
+func engineSearch(st *store.Store, idx search.Index, v Variant) (searchFunc, error) {
+	o, err := engineOptions(v)
+	if err != nil {
+		return nil, err
+	}
+	eng := search.New(st, idx, o)
 	return func(ctx context.Context, text string) ([]hit, error) {
 		resp, err := eng.Search(ctx, search.Query{Text: text, PageSize: K})
 		if err != nil {
@@ -275,7 +303,7 @@ func engineSearch(st *store.Store, idx search.Index, v Variant) searchFunc {
 			hits[i] = hit{target: scorer.Target{Type: string(r.Kind), ID: r.ID}, score: r.Score, title: r.Title, weak: r.Match == search.MatchPartial}
 		}
 		return hits, nil
-	}
+	}, nil
 }
 
 func runVariant(ctx context.Context, queries []scorer.LabelledQuery, v Variant, find searchFunc) (VariantReport, error) {

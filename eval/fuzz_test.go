@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/opsearch/opsearch/indexer"
 )
 
 // FuzzReadQueries checks the queries.jsonl reader: any input gives queries
@@ -54,12 +56,14 @@ func FuzzReadQueries(f *testing.F) {
 
 // FuzzLoadVariants checks the variants file reader: any content gives
 // variants or an error, never a panic, and every variant accepted has a
-// name and a ranker of "", scorer or index. Loading is deterministic.
+// name, a ranker of "", scorer or index, and features to leave out that
+// exist. Loading is deterministic.
 func FuzzLoadVariants(f *testing.F) {
 	for _, s := range []string{
 		`[{"name":"opsearch"},{"name":"bleve","ranker":"index"}]`,
 		`[{"name":"heavy-comments","weights":{"work_package.comments":2},"crossFieldWeight":-1,"candidates":60}]`,
 		`[{"name":"x","ranker":"bm25"}]`, `[{}]`, `{}`, `[{"name":"p","params":{}}]`, ``,
+		`[{"name":"w","without":["typos","small-kinds"]}]`, `[{"name":"w","without":["stemming"]}]`,
 	} {
 		f.Add(s)
 	}
@@ -76,6 +80,9 @@ func FuzzLoadVariants(f *testing.F) {
 		for _, v := range vs {
 			if v.Name == "" || (v.Ranker != "" && v.Ranker != "scorer" && v.Ranker != "index") {
 				t.Fatalf("LoadVariants accepted %+v", v)
+			}
+			if _, err := indexer.ParseFeatures(v.Without); err != nil {
+				t.Fatalf("LoadVariants accepted %+v: %v", v, err)
 			}
 		}
 		again, err := LoadVariants(path)

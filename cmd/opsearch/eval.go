@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/opsearch/opsearch/eval"
+	"github.com/opsearch/opsearch/indexer"
 )
 
 // runEval runs a labelled query set against the local index with several
@@ -15,7 +17,8 @@ func runEval(ctx context.Context, e env, args []string) error {
 	conn := bindConn(fs, e, 0)
 	queriesFile := fs.String("queries", "", "labelled queries, JSONL: {\"id\",\"query\",\"kind\",\"expect\":[{\"type\",\"id\"}]} (required)")
 	userID := fs.Int64("user", 0, "user id whose index to evaluate, when the data dir holds several")
-	variantsFile := fs.String("variants", "", "JSON file of extra ranker variants: [{\"name\",\"params\":{...},\"weights\":{\"kind.field\":w}}]")
+	variantsFile := fs.String("variants", "", "JSON file of extra ranker variants: [{\"name\",\"params\":{...},\"weights\":{\"kind.field\":w},\"without\":[\"typos\"]}]")
+	features := fs.Bool("features", false, "also run opsearch without each feature of retrieval in turn ("+strings.Join(indexer.FeatureNames(), ", ")+"): what each brings to recall and costs in time")
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
 	detail := fs.Bool("detail", false, "show every query's rank and top results")
 	trecDir := fs.String("trec", "", "write TREC run files (one per variant) and qrels.txt into this directory")
@@ -36,6 +39,9 @@ func runEval(ctx context.Context, e env, args []string) error {
 		return eval.ErrNoQueries
 	}
 	variants := eval.DefaultVariants()
+	if *features {
+		variants = append(variants, eval.FeatureVariants()...)
+	}
 	if *variantsFile != "" {
 		extra, err := eval.LoadVariants(*variantsFile)
 		if err != nil {

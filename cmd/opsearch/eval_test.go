@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/opsearch/opsearch/eval"
 	"github.com/opsearch/opsearch/eval/querygen"
+	"github.com/opsearch/opsearch/indexer"
 	"github.com/opsearch/opsearch/internal/optesting"
 	"github.com/opsearch/opsearch/openproject/opgen"
 	"github.com/opsearch/opsearch/openproject/optest"
@@ -46,7 +48,7 @@ func TestCommands_EvalExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	variants := filepath.Join(work, "variants.json")
-	if err := os.WriteFile(variants, []byte(`[{"name":"no-phrase","params":{"PhraseBonus":-1}},{"name":"comments-x2","weights":{"work_package.comments":2}}]`), 0o600); err != nil {
+	if err := os.WriteFile(variants, []byte(`[{"name":"no-phrase","params":{"PhraseBonus":-1}},{"name":"comments-x2","weights":{"work_package.comments":2}},{"name":"no-typos","without":["typos"]}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	trec := filepath.Join(work, "trec")
@@ -54,8 +56,29 @@ func TestCommands_EvalExport(t *testing.T) {
 	if err := json.Unmarshal([]byte(runOK("eval", "--queries", queries, "--variants", variants, "--json", "--trec", trec)), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Variants) != len(eval.DefaultVariants())+2 {
-		t.Fatalf("got %d variants, want 5", len(rep.Variants))
+	if len(rep.Variants) != len(eval.DefaultVariants())+3 {
+		t.Fatalf("got %d variants, want %d", len(rep.Variants), len(eval.DefaultVariants())+3)
+	}
+	// --features adds opsearch without each feature of retrieval.
+	if err := json.Unmarshal([]byte(runOK("eval", "--queries", queries, "--features", "--json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range rep.Variants {
+		names = append(names, v.Name)
+	}
+	for _, f := range indexer.FeatureNames() {
+		if !slices.Contains(names, "without-"+f) {
+			t.Errorf("eval --features: no variant without %s among %v", f, names)
+		}
+	}
+	bad := filepath.Join(work, "bad-variants.json")
+	if err := os.WriteFile(bad, []byte(`[{"name":"x","without":["stemming"]}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, errb bytes.Buffer
+	if code := run(ctx, []string{"eval", "--queries", queries, "--variants", bad}, &stdout, &errb); code == 0 || !strings.Contains(errb.String(), `unknown feature "stemming"`) {
+		t.Errorf("a variant without an unknown feature: exit %d, stderr %q", code, errb.String())
 	}
 	raw := runOK("eval", "--queries", queries, "--json")
 	for _, key := range []string{`"recall@1"`, `"recall@5"`, `"recall@10"`, `"mrr@10"`, `"ndcg@10"`, `"overall"`, `"kinds"`, `"negative_clean"`} {
