@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/opsearch/opsearch/indexer"
+	"github.com/opsearch/opsearch/internal/spread"
 	"github.com/opsearch/opsearch/scorer"
 	"github.com/opsearch/opsearch/search"
 	"github.com/opsearch/opsearch/store"
@@ -234,6 +235,11 @@ func Run(ctx context.Context, st *store.Store, idx search.Index, queries []score
 		}
 	}()
 	rep := &Report{Queries: len(queries)}
+	// The engines search with a crew, as the served ones do (spread.Crew):
+	// the latencies are those a user gets. The variants run one after
+	// the other, so one crew serves them all.
+	crew := spread.NewCrew()
+	defer crew.Wait()
 	for _, v := range vs {
 		var find searchFunc
 		if v.Ranker == RankerBleveDefault {
@@ -243,7 +249,7 @@ func Run(ctx context.Context, st *store.Store, idx search.Index, queries []score
 				}
 			}
 			find = plain.search
-		} else if find, err = engineSearch(st, idx, v); err != nil {
+		} else if find, err = engineSearch(st, idx, v, crew); err != nil {
 			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
 		}
 		vr, err := runVariant(ctx, queries, v, find)
@@ -286,12 +292,14 @@ type hit struct {
 // searchFunc answers one query with at most K hits, best first.
 type searchFunc func(ctx context.Context, text string) ([]hit, error)
 
-// engineSearch searches with opsearch's engine configured by v.
-func engineSearch(st *store.Store, idx search.Index, v Variant) (searchFunc, error) {
+// engineSearch searches with opsearch's engine configured by v, with
+// crew.
+func engineSearch(st *store.Store, idx search.Index, v Variant, crew *spread.Crew) (searchFunc, error) {
 	o, err := engineOptions(v)
 	if err != nil {
 		return nil, err
 	}
+	o.Crew = crew
 	eng := search.New(st, idx, o)
 	return func(ctx context.Context, text string) ([]hit, error) {
 		resp, err := eng.Search(ctx, search.Query{Text: text, PageSize: K})
