@@ -767,8 +767,8 @@ func idNouns(q string) []string {
 var idMention = regexp.MustCompile(`(?i)(?:^|[^\pL\pN])(?:#|(ticket|issue|bug|task|wp|work package|feature)\s*#?)([0-9]+)\b`)
 
 // wordQuery is the clause one query word contributes to retrieval (nil
-// when the index holds it in no form) and its title boosts, without the
-// features without names.
+// when the index holds it in no form) and its title boosts, leaving out
+// the features in without.
 func (b *Bleve) wordQuery(idx bleve.Index, r index.IndexReader, w queryWord, last bool, without Features, pw *PlanWord) (query.Query, []query.Query) {
 	var qs, title []query.Query
 	df := func(t string) uint64 {
