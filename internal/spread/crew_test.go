@@ -30,7 +30,7 @@ func heldCrew(t *testing.T) *Crew {
 func TestCrewRunsAnOfferOnTheHelper(t *testing.T) {
 	c := heldCrew(t)
 	ran := make(chan struct{})
-	j := c.offer(func() { close(ran) })
+	j := c.offer(func() { close(ran) }, false)
 	if j == nil {
 		t.Fatal("a free running helper refused the offer")
 	}
@@ -46,18 +46,39 @@ func TestCrewRunsAnOfferOnTheHelper(t *testing.T) {
 }
 
 func TestCrewBusyOrAbsentRefuses(t *testing.T) {
-	if (*Crew)(nil).offer(func() {}) != nil {
+	if (*Crew)(nil).offer(func() {}, true) != nil {
 		t.Fatal("a nil crew took an offer")
 	}
-	if NewCrew().offer(func() {}) != nil {
+	if NewCrew().offer(func() {}, true) != nil {
 		t.Fatal("a crew nobody held took an offer")
 	}
 	c := heldCrew(t)
 	free := occupy(t, c)
-	if c.offer(func() {}) != nil {
+	if c.offer(func() {}, false) != nil {
 		t.Fatal("a helper busy with a job took another")
 	}
 	free()
+}
+
+// TestCrewQueuesBehindABusyHelper: an offer made to a busy helper with
+// queue set waits for it rather than being refused, and the helper runs
+// it once it is done with its job.
+func TestCrewQueuesBehindABusyHelper(t *testing.T) {
+	c := heldCrew(t)
+	free := occupy(t, c)
+	var ran atomic.Bool
+	j := c.offer(func() { ran.Store(true) }, true)
+	if j == nil {
+		t.Fatal("a busy helper refused an offer made to wait for it")
+	}
+	if ran.Load() {
+		t.Fatal("the queued offer ran while the helper was busy")
+	}
+	free()
+	j.await()
+	if !ran.Load() || j.state.Load() != jobDone {
+		t.Fatalf("the queued offer did not run on the helper: ran %v, state %d", ran.Load(), j.state.Load())
+	}
 }
 
 // occupy gives c's helper a job that runs until free is called, and
@@ -65,7 +86,7 @@ func TestCrewBusyOrAbsentRefuses(t *testing.T) {
 func occupy(t *testing.T, c *Crew) (free func()) {
 	t.Helper()
 	block, started := make(chan struct{}), make(chan struct{})
-	j := c.offer(func() { close(started); <-block })
+	j := c.offer(func() { close(started); <-block }, false)
 	if j == nil {
 		t.Fatal("a free running helper refused the offer")
 	}

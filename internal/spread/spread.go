@@ -12,8 +12,9 @@
 //
 // A search that holds a Crew (WithCrew) has its other call run on the
 // crew's helper, which spins on the second core while a search runs
-// alone and takes the work at once; without one, or when the helper is
-// busy or gone, the others are new goroutines as before.
+// alone and takes the work at once, or as soon as it is done with what
+// it runs (on two cores; see Crew); without one, the others are new
+// goroutines as before.
 package spread
 
 import (
@@ -48,7 +49,7 @@ func Run(ctx context.Context, n, limit int, work func(take func() (int, bool)) e
 	var wg sync.WaitGroup
 	first := 1
 	c := crewOf(ctx)
-	helped := c.offer(func() { errs[1] = work(take) })
+	helped := c.offer(func() { errs[1] = work(take) }, queueBehindBusy())
 	if helped != nil {
 		first = 2
 	}
