@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -18,10 +19,14 @@ import (
 // bleve collects a request on one goroutine: the other cores wait, or
 // run the small kinds' request, which ends sooner. So a request that
 // walks many postings is collected in parts, as Lucene's searcher
-// collects its slices: each part matches the documents of one range of
-// numbers, every part on its own core, and their hits are merged in the
-// order one request gives. Each part builds its own searcher, a fifth of
-// a request's time, so a small request is collected whole.
+// collects its slices: every part on its own core, each matching the
+// documents of the ranges of numbers it takes, and their hits are
+// merged in the order one request gives. The ranges are handed out one
+// at a time (chunker), several per part, so a part that starts late
+// (its core was busy with the small kinds' request) or meets denser
+// postings takes fewer, and the parts end together. Each part builds
+// its own searcher, a fifth of a request's time, so a small request is
+// collected whole.
 
 // minPartPostings is the fewest postings of a query's words (their forms
 // in the text) for each part of its collection.
@@ -29,6 +34,10 @@ const minPartPostings = 20000
 
 // maxParts bounds the parts of one collection.
 const maxParts = 4
+
+// rangesPerPart is how many ranges of numbers each part's share is cut
+// into (chunker).
+const rangesPerPart = 4
 
 // collect runs req, the request of rq (nil for another query) under
 // opts's restrictions, in parts when its words have at least postings
@@ -47,11 +56,11 @@ func (b *Bleve) collect(ctx context.Context, req *bleve.SearchRequest, rq *rankQ
 	return Result{Total: res.Total, Took: res.Took, Hits: hitsOf(res)}, nil
 }
 
-// partBounds returns the document numbers that bound the parts to
-// collect rq in, whose words have postings postings (part i from
-// bounds[i] to bounds[i+1], the last one unbounded), or nil to collect
-// it whole. before is the snapshot current before the request: the
-// parts split its numbers.
+// partBounds returns the document numbers that bound the ranges to
+// collect rq in, in parts, whose words have postings postings (range i
+// from bounds[i] to bounds[i+1], the last one unbounded), or nil to
+// collect it whole. before is the snapshot current before the request:
+// the ranges split its numbers.
 func (b *Bleve) partBounds(rq *rankQuery, postings uint64, opts SearchOptions, before index.IndexReader) []uint64 {
 	if rq == nil || len(opts.IDs) > 0 {
 		return nil
@@ -70,28 +79,35 @@ func (b *Bleve) partBounds(rq *rankQuery, postings uint64, opts SearchOptions, b
 	}
 	// Numbers run over the segments, deleted documents included; the
 	// live count splits them evenly enough.
-	bounds := make([]uint64, parts+1)
-	for i := range parts {
-		bounds[i] = docs * i / parts
+	ranges := min(parts*rangesPerPart, docs)
+	bounds := make([]uint64, ranges+1)
+	for i := range ranges {
+		bounds[i] = docs * i / ranges
 	}
-	bounds[parts] = exhausted
+	bounds[ranges] = exhausted
 	return bounds
 }
 
 // searchParts runs req, the request of the rankQuery rq under opts's
-// restrictions, in the parts bounds gives, at once, and merges their
-// hits. ok is false when the index changed meanwhile: the parts may have
-// read different snapshots, so the caller runs req whole. A snapshot
-// stays current until a batch or merge replaces it, never to return
-// (sameSnapshot): if before is still current after the parts, they all
-// read it.
+// restrictions, in parts over the ranges bounds gives (chunker), at
+// once, and merges their hits. ok is false when the index changed
+// meanwhile: the parts may have read different snapshots, so the caller
+// runs req whole. A snapshot stays current until a batch or merge
+// replaces it, never to return (sameSnapshot): if before is still
+// current after the parts, they all read it.
 func (b *Bleve) searchParts(ctx context.Context, req *bleve.SearchRequest, rq *rankQuery, opts SearchOptions, before index.IndexReader, bounds []uint64) (out Result, ok bool, err error) {
-	n := len(bounds) - 1
+	ranges := &chunker{bounds: bounds}
+	n := min(len(bounds)-1, maxParts)
 	results := make([]*bleve.SearchResult, n)
 	err = spread.Run(ctx, n, n, func(take func() (int, bool)) error {
 		for i, ok := take(); ok; i, ok = take() {
+			if ranges.done() {
+				// The other parts took every range while this one
+				// waited for a core: its searcher would find none.
+				continue
+			}
 			part := *rq
-			part.from, part.to = bounds[i], bounds[i+1]
+			part.chunks = ranges
 			// Each part keeps as many of its best as the page reaches,
 			// from its first.
 			preq := b.textRequest(b.idx, b.restrict(&part, opts.Visible), opts, req.From+req.Size, 0, true)
@@ -120,16 +136,24 @@ func (b *Bleve) searchParts(ctx context.Context, req *bleve.SearchRequest, rq *r
 
 // mergeParts merges the parts' hits, each ordered by score, into the
 // order one request over all of them gives: by score, and among equal
-// scores by document number (bleve's order of a tie), so the earlier
-// part's first. It returns those from from on, at most size.
+// scores by document number (bleve's order of a tie; with no numbers,
+// the earlier part's first). A part that took no range has no result.
+// It returns those from from on, at most size.
 func mergeParts(parts []*bleve.SearchResult, from, size int) Result {
 	var out Result
+	parts = slices.DeleteFunc(slices.Clone(parts), func(p *bleve.SearchResult) bool { return p == nil })
 	at := make([]int, len(parts))
+	before := func(a, b *bsearch.DocumentMatch) bool {
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.IndexInternalID.Compare(b.IndexInternalID) < 0
+	}
 	var merged []*bsearch.DocumentMatch
 	for len(merged) < from+size {
 		best := -1
 		for i, p := range parts {
-			if at[i] < len(p.Hits) && (best < 0 || p.Hits[at[i]].Score > parts[best].Hits[at[best]].Score) {
+			if at[i] < len(p.Hits) && (best < 0 || before(p.Hits[at[i]], parts[best].Hits[at[best]])) {
 				best = i
 			}
 		}

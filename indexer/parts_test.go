@@ -4,10 +4,12 @@ import (
 	"math"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2"
 	bsearch "github.com/blevesearch/bleve/v2/search"
+	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/opsearch/opsearch/kind"
 	"github.com/opsearch/opsearch/openproject/opgen"
@@ -63,6 +65,7 @@ func TestPartsCollectAsOne(t *testing.T) {
 		"thirds":     {0, n / 3, 2 * n / 3, exhausted},
 		"four":       {0, 1, n / 4, n - 1, exhausted},
 		"empty part": {0, 5, 5, exhausted},
+		"sevenths":   {0, n / 7, 2 * n / 7, 3 * n / 7, 4 * n / 7, 5 * n / 7, 6 * n / 7, exhausted},
 	}
 	views := map[string]SearchOptions{
 		"all":        {Size: 20},
@@ -196,5 +199,58 @@ func TestMergeParts(t *testing.T) {
 	}
 	if got := mergeParts([]*bleve.SearchResult{a, b}, 10, 5); len(got.Hits) != 0 || got.Total != 7 {
 		t.Errorf("page past the hits: %d hits, total %d", len(got.Hits), got.Total)
+	}
+
+	// Parts take interleaved ranges: a tie goes to the lower document
+	// number, whichever part found it; a part that took no range has no
+	// result.
+	num := func(id string, n uint64, score float64) *bsearch.DocumentMatch {
+		return &bsearch.DocumentMatch{ID: id, Score: score, IndexInternalID: index.NewIndexInternalID(nil, n)}
+	}
+	first := &bleve.SearchResult{Total: 2, Hits: bsearch.DocumentMatchCollection{num("n3", 3, 1), num("n9", 9, 1)}}
+	second := &bleve.SearchResult{Total: 2, Hits: bsearch.DocumentMatchCollection{num("n1", 1, 1), num("n5", 5, 1)}}
+	got = mergeParts([]*bleve.SearchResult{first, nil, second}, 0, 4)
+	ids = nil
+	for _, h := range got.Hits {
+		ids = append(ids, h.ID)
+	}
+	if strings.Join(ids, " ") != "n1 n3 n5 n9" || got.Total != 4 {
+		t.Errorf("merged ties %v, total %d; want [n1 n3 n5 n9] of 4", ids, got.Total)
+	}
+}
+
+// TestChunkerHandsOutEachRangeOnce: ranges come in order, each once,
+// across the parts that ask at once, and none once they are taken.
+func TestChunkerHandsOutEachRangeOnce(t *testing.T) {
+	c := &chunker{bounds: []uint64{0, 10, 20, 30, exhausted}}
+	got := make(chan [2]uint64, 8)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			for from, to, ok := c.take(); ok; from, to, ok = c.take() {
+				got <- [2]uint64{from, to}
+			}
+		})
+	}
+	wg.Wait()
+	close(got)
+	seen := map[[2]uint64]int{}
+	for r := range got {
+		seen[r]++
+	}
+	want := [][2]uint64{{0, 10}, {10, 20}, {20, 30}, {30, exhausted}}
+	if len(seen) != len(want) {
+		t.Fatalf("ranges handed out: %v, want %v", seen, want)
+	}
+	for _, r := range want {
+		if seen[r] != 1 {
+			t.Errorf("range %v handed out %d times", r, seen[r])
+		}
+	}
+	if !c.done() {
+		t.Error("every range taken, yet not done")
+	}
+	if _, _, ok := c.take(); ok {
+		t.Error("a range after the last")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2/mapping"
 	bsearch "github.com/blevesearch/bleve/v2/search"
@@ -48,11 +49,11 @@ type rankQuery struct {
 	// score is on the whole query's scale, comparable with its hits (the
 	// federated ones), and a hit holding no common word scores as in it.
 	left []query.Query
-	// from and to, when to is set, bound the documents the query matches
-	// to those numbered from up to but not including to: one part of a
-	// collection run in parts (Bleve.searchParts). to is exhausted for
-	// the last part.
-	from, to uint64
+	// chunks, when set, are the ranges of document numbers of a
+	// collection run in parts (Bleve.searchParts): the searcher matches
+	// only documents of the ranges it takes from chunks, one at a time,
+	// and the parts' searchers share them.
+	chunks *chunker
 	// noSynonyms leaves the thesaurus out (FeatureSynonyms): bleve's term
 	// searchers expand a term by it when the context holds its entries.
 	noSynonyms bool
@@ -77,10 +78,7 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 			}
 		}
 	}
-	s := &rankSearcher{from: q.from, to: exhausted}
-	if q.to > 0 {
-		s.to = q.to
-	}
+	s := &rankSearcher{to: exhausted, chunks: q.chunks}
 	build := func(qs []query.Query) ([]bsearch.Searcher, error) {
 		out := make(searcher.OrderedSearcherList, 0, len(qs))
 		for _, c := range qs {
@@ -176,8 +174,67 @@ type rankSearcher struct {
 	present []presence
 	// weight, when set, is the whole query's (rankQuery.left).
 	weight float64
-	// from and to bound the document numbers it matches (rankQuery).
+	// from and to bound the document numbers it matches: the range it
+	// took from chunks (rankQuery), or all of them.
 	from, to uint64
+	chunks   *chunker
+	// none is set when chunks had no range left for it.
+	none bool
+}
+
+// A chunker hands out ranges of document numbers, in increasing order,
+// to the searchers of one collection's parts (rankQuery.chunks): range i
+// is from bounds[i] up to, not including, bounds[i+1], the last one
+// unbounded. Each searcher takes a range when it has done its last, so
+// a part that starts late, or holds denser postings, takes fewer, and
+// the parts end together.
+type chunker struct {
+	bounds []uint64
+	next   atomic.Int64
+}
+
+// take returns the next range, or false when none is left.
+func (c *chunker) take() (from, to uint64, ok bool) {
+	i := int(c.next.Add(1)) - 1
+	if i >= len(c.bounds)-1 {
+		return 0, 0, false
+	}
+	return c.bounds[i], c.bounds[i+1], true
+}
+
+// done reports whether every range has been taken.
+func (c *chunker) done() bool { return int(c.next.Load()) >= len(c.bounds)-1 }
+
+// nextRange moves s to the next range of its chunks that ends past doc,
+// with every group at or past the range's first number; false when no
+// range is left.
+func (s *rankSearcher) nextRange(ctx *bsearch.SearchContext, doc uint64) (bool, error) {
+	for {
+		from, to, ok := s.chunks.take()
+		if !ok {
+			s.none = true
+			return false, nil
+		}
+		if to <= doc {
+			continue // wholly behind every group: nothing of it matches
+		}
+		s.from, s.to = from, to
+		break
+	}
+	for i, g := range s.groups {
+		if s.gdoc[i] >= s.from {
+			continue
+		}
+		if s.gcur[i] != nil {
+			ctx.DocumentMatchPool.Put(s.gcur[i])
+		}
+		m, err := g.Advance(ctx, index.NewIndexInternalID(nil, s.from))
+		if err != nil {
+			return false, err
+		}
+		s.gcur[i], s.gdoc[i] = m, docNum(m)
+	}
+	return true, nil
 }
 
 // presence is one group counted by presence: a reader per form, and the
@@ -220,7 +277,15 @@ func docNum(m *bsearch.DocumentMatch) uint64 {
 
 func (s *rankSearcher) start(ctx *bsearch.SearchContext) error {
 	s.started = true
-	// A part after the first starts at its first number.
+	if s.chunks != nil {
+		from, to, ok := s.chunks.take()
+		if !ok {
+			s.none = true
+			return nil
+		}
+		s.from, s.to = from, to
+	}
+	// A range after the first starts at its first number.
 	first := func(c bsearch.Searcher) (*bsearch.DocumentMatch, error) {
 		if s.from == 0 {
 			return c.Next(ctx)
@@ -251,12 +316,24 @@ func (s *rankSearcher) Next(ctx *bsearch.SearchContext) (*bsearch.DocumentMatch,
 			return nil, err
 		}
 	}
-	doc := uint64(exhausted)
-	for _, d := range s.gdoc {
-		doc = min(doc, d)
-	}
-	if doc == exhausted || doc >= s.to {
-		return nil, nil
+	var doc uint64
+	for {
+		doc = exhausted
+		for _, d := range s.gdoc {
+			doc = min(doc, d)
+		}
+		if s.none || doc == exhausted {
+			return nil, nil
+		}
+		if doc < s.to {
+			break
+		}
+		if s.chunks == nil {
+			return nil, nil
+		}
+		if ok, err := s.nextRange(ctx, doc); err != nil || !ok {
+			return nil, err
+		}
 	}
 	s.matched = s.matched[:0]
 	var sum float64
