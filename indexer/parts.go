@@ -43,8 +43,8 @@ const rangesPerPart = 4
 // opts's restrictions, in parts when its words have at least postings
 // postings (partBounds), else whole.
 func (b *Bleve) collect(ctx context.Context, req *bleve.SearchRequest, rq *rankQuery, postings uint64, opts SearchOptions, before index.IndexReader) (Result, error) {
-	if bounds := b.partBounds(rq, postings, opts, before); bounds != nil {
-		out, ok, err := b.searchParts(ctx, req, rq, opts, before, bounds)
+	if bounds, parts := b.partBounds(rq, postings, opts, before); bounds != nil {
+		out, ok, err := b.searchParts(ctx, req, rq, opts, before, bounds, parts)
 		if err != nil || ok {
 			return out, err
 		}
@@ -57,25 +57,25 @@ func (b *Bleve) collect(ctx context.Context, req *bleve.SearchRequest, rq *rankQ
 }
 
 // partBounds returns the document numbers that bound the ranges to
-// collect rq in, in parts, whose words have postings postings (range i
-// from bounds[i] to bounds[i+1], the last one unbounded), or nil to
-// collect it whole. before is the snapshot current before the request:
-// the ranges split its numbers.
-func (b *Bleve) partBounds(rq *rankQuery, postings uint64, opts SearchOptions, before index.IndexReader) []uint64 {
+// collect rq in, whose words have postings postings (range i from
+// bounds[i] to bounds[i+1], the last one unbounded), and how many parts
+// share them; nil to collect it whole. before is the snapshot current
+// before the request: the ranges split its numbers.
+func (b *Bleve) partBounds(rq *rankQuery, postings uint64, opts SearchOptions, before index.IndexReader) ([]uint64, int) {
 	if rq == nil || len(opts.IDs) > 0 {
-		return nil
+		return nil, 0
 	}
 	if _, ok := before.(*scorch.IndexSnapshot); !ok {
-		return nil // no snapshot to check the parts read
+		return nil, 0 // no snapshot to check the parts read
 	}
 	per := cmp.Or(b.partPostings, minPartPostings)
 	parts := min(uint64(runtime.GOMAXPROCS(0)), maxParts, postings/per)
 	if parts < 2 {
-		return nil
+		return nil, 0
 	}
 	docs, err := before.DocCount()
 	if err != nil || docs < parts {
-		return nil
+		return nil, 0
 	}
 	// Numbers run over the segments, deleted documents included; the
 	// live count splits them evenly enough.
@@ -85,19 +85,19 @@ func (b *Bleve) partBounds(rq *rankQuery, postings uint64, opts SearchOptions, b
 		bounds[i] = docs * i / ranges
 	}
 	bounds[ranges] = exhausted
-	return bounds
+	return bounds, int(parts)
 }
 
 // searchParts runs req, the request of the rankQuery rq under opts's
-// restrictions, in parts over the ranges bounds gives (chunker), at
-// once, and merges their hits. ok is false when the index changed
+// restrictions, in parts (at most parts, one per core) over the ranges
+// bounds gives (chunker), at once, and merges their hits. ok is false when the index changed
 // meanwhile: the parts may have read different snapshots, so the caller
 // runs req whole. A snapshot stays current until a batch or merge
 // replaces it, never to return (sameSnapshot): if before is still
 // current after the parts, they all read it.
-func (b *Bleve) searchParts(ctx context.Context, req *bleve.SearchRequest, rq *rankQuery, opts SearchOptions, before index.IndexReader, bounds []uint64) (out Result, ok bool, err error) {
+func (b *Bleve) searchParts(ctx context.Context, req *bleve.SearchRequest, rq *rankQuery, opts SearchOptions, before index.IndexReader, bounds []uint64, parts int) (out Result, ok bool, err error) {
 	ranges := &chunker{bounds: bounds}
-	n := min(len(bounds)-1, maxParts)
+	n := min(len(bounds)-1, parts)
 	results := make([]*bleve.SearchResult, n)
 	err = spread.Run(ctx, n, n, func(take func() (int, bool)) error {
 		for i, ok := take(); ok; i, ok = take() {

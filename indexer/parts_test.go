@@ -93,7 +93,7 @@ func TestPartsCollectAsOne(t *testing.T) {
 			whole := Result{Total: res.Total, Hits: hitsOf(res)}
 			for cname, bounds := range cuts {
 				before := b.currentReader()
-				got, ok, err := b.searchParts(ctx, req, rq, opts, before, bounds)
+				got, ok, err := b.searchParts(ctx, req, rq, opts, before, bounds, maxParts)
 				_ = before.Close()
 				if err != nil || !ok {
 					t.Fatalf("%s %q in %s: ok %v, %v", vname, q, cname, ok, err)
@@ -144,7 +144,7 @@ func TestSearchInParts(t *testing.T) {
 				}
 			}
 			before := b.currentReader()
-			if got.Plan != nil && b.partBounds(got.Plan.text.(*rankQuery), got.Plan.postings(false), opts, before) != nil {
+			if got.Plan != nil && hasBounds(b.partBounds(got.Plan.text.(*rankQuery), got.Plan.postings(false), opts, before)) {
 				parted++
 			}
 			_ = before.Close()
@@ -173,7 +173,7 @@ func TestPartsAfterAChange(t *testing.T) {
 	if err := b.Index(ctx, changed); err != nil {
 		t.Fatal(err)
 	}
-	_, ok, err := b.searchParts(ctx, req, plan.text.(*rankQuery), opts, before, []uint64{0, uint64(len(docs) / 2), exhausted})
+	_, ok, err := b.searchParts(ctx, req, plan.text.(*rankQuery), opts, before, []uint64{0, uint64(len(docs) / 2), exhausted}, 2)
 	if err != nil || ok {
 		t.Fatalf("parts after a batch: ok %v, %v; want them dropped", ok, err)
 	}
@@ -254,3 +254,6 @@ func TestChunkerHandsOutEachRangeOnce(t *testing.T) {
 		t.Error("a range after the last")
 	}
 }
+
+// hasBounds reports whether partBounds cut ranges.
+func hasBounds(bounds []uint64, _ int) bool { return bounds != nil }
