@@ -127,14 +127,14 @@ func runServe(ctx context.Context, e env, args []string) error {
 }
 
 // stdioTransport is the MCP transport over the command's stdin and
-// stdout. stdin is closed with the session, which unblocks its reader on
-// shutdown by signal.
+// stdout (mcp.StdioTransport). stdin is closed with the session, which
+// unblocks its reader on shutdown by signal.
 func stdioTransport(e env) sdk.Transport {
 	r, ok := e.stdin.(io.ReadCloser)
 	if !ok {
 		r = io.NopCloser(e.stdin)
 	}
-	return &sdk.IOTransport{Reader: r, Writer: nopWriteCloser{e.stdout}}
+	return mcp.StdioTransport(r, nopWriteCloser{e.stdout})
 }
 
 type nopWriteCloser struct{ io.Writer }
