@@ -35,7 +35,7 @@ import (
 )
 
 // tool finds a program on the PATH, or skips (fails under CI).
-func tool(t *testing.T, name string) string {
+func tool(t testing.TB, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
@@ -49,11 +49,11 @@ func tool(t *testing.T, name string) string {
 
 // install copies ts/ into a new directory and installs the pinned
 // packages there, so the checkout stays clean.
-func install(t *testing.T) string {
+func install(t testing.TB) string {
 	t.Helper()
 	npm := tool(t, "npm")
 	dir := t.TempDir()
-	for _, f := range []string{"package.json", "package-lock.json", "client.mjs"} {
+	for _, f := range []string{"package.json", "package-lock.json", "client.mjs", "stdio-bench.mjs"} {
 		b, err := os.ReadFile(filepath.Join("ts", f))
 		if err != nil {
 			t.Fatal(err)
