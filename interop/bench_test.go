@@ -19,9 +19,8 @@ import (
 // BenchmarkStdioSearch10kTypeScript times openproject_search over stdio
 // as the official TypeScript SDK's client sees it (the client Claude
 // Desktop, VS Code and most MCP hosts are built on): from the call to
-// the parsed answer, validated against the tool's output schema. The
-// data and queries are BenchmarkStdioSearch10k's (mcp), so the two
-// compare: 10,000 work packages (seed 42), the admin key, the first
+// the answer the client has parsed and checked. The data and queries
+// are BenchmarkStdioSearch10k's (mcp), so the two compare: 10,000 work packages (seed 42), the admin key, the first
 // three words of 64 subjects. It reports the median and p90 wall time,
 // the engine's median (the tookMs each answer states) and the median of
 // what the rest of each call added (issue 13: at most 1 ms):

@@ -4,13 +4,12 @@
 //   node stdio-bench.mjs
 //
 // It starts OPSEARCH_BIN serve with this process's environment (the data
-// directory must already hold a complete index), waits until it answers, lists the tools (so the
-// client validates answers against their output schemas, as MCP clients
-// built on this SDK do), warms up, then calls the tool OPSEARCH_CALLS
-// times, cycling over the queries in OPSEARCH_QUERIES (a JSON array). It
-// prints one JSON line: per-call wall times from the request's start to
-// the client's parsed and validated result, and the engine's own time
-// each answer states (tookMs), both in milliseconds.
+// directory must already hold a complete index), lists the tools as MCP
+// hosts do, waits until the index answers, warms up, then calls the tool
+// OPSEARCH_CALLS times, cycling over the queries in OPSEARCH_QUERIES (a
+// JSON array). It prints one JSON line: per-call wall times from the
+// request's start to the client's parsed result, and the engine's own
+// time each answer states (tookMs), both in milliseconds.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { performance } from 'node:perf_hooks';
