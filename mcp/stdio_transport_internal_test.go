@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -114,4 +115,28 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	k := copy(p[:min(len(p), r.n)], r.s)
 	r.s = r.s[k:]
 	return k, nil
+}
+
+// FuzzBatchWatcher checks batchWatcher against the rule it implements,
+// read whole: a batch is a line whose first byte other than a blank is
+// '['; how the reads split the input must not matter.
+func FuzzBatchWatcher(f *testing.F) {
+	f.Add("[{\"id\":1}]\n", uint8(1))
+	f.Add("{\"id\":1}\n \t[", uint8(2))
+	f.Add("{\"a\":[1]}\r\n{\"b\":\n[2]}", uint8(5))
+	f.Fuzz(func(t *testing.T, in string, chunk uint8) {
+		want := false
+		for _, line := range strings.Split(in, "\n") {
+			if l := strings.TrimLeft(line, " \t\r"); strings.HasPrefix(l, "[") {
+				want = true
+			}
+		}
+		w := &batchWatcher{r: io.NopCloser(&chunkReader{s: in, n: max(1, int(chunk))}), lineStart: true}
+		if _, err := io.ReadAll(w); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.sawBatch.Load(); got != want {
+			t.Errorf("%q read %d bytes at a time: batch %v, want %v", in, chunk, got, want)
+		}
+	})
 }
