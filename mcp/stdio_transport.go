@@ -85,7 +85,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // lockedWriter writes each message in one call under its mutex, so that
-// the SDK connection's writes and stdioConn's own never interleave.
+// the SDK connection's writes and stdioConn's own never interleave. The
+// mutex guards no state, only the stream's order, so it is held across
+// the write, as the SDK's own connection holds its write lock.
 type lockedWriter struct {
 	mu gosync.Mutex
 	w  io.WriteCloser
