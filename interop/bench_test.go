@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -32,10 +31,7 @@ func BenchmarkStdioSearch10kTypeScript(b *testing.B) {
 	}
 	node := tool(b, "node")
 	dir := install(b)
-	bin := filepath.Join(b.TempDir(), "opsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/opsearch/opsearch/cmd/opsearch").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b)
 	data := opgen.Generate(opgen.GenOptions{Seed: 42, WorkPackages: 10000})
 	_, base := optesting.Start(b, data, optest.Options{})
 	var queries []string

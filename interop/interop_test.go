@@ -47,6 +47,16 @@ func tool(t testing.TB, name string) string {
 	return p
 }
 
+// buildBinary builds the opsearch command into a temporary directory.
+func buildBinary(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "opsearch")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/opsearch/opsearch/cmd/opsearch").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // install copies ts/ into a new directory and installs the pinned
 // packages there, so the checkout stays clean.
 func install(t testing.TB) string {
@@ -190,10 +200,7 @@ func TestTypeScriptClients(t *testing.T) {
 	}
 	node := tool(t, "node")
 	dir := install(t)
-	bin := filepath.Join(t.TempDir(), "opsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/opsearch/opsearch/cmd/opsearch").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	data := opgen.Generate(opgen.GenOptions{Seed: 5, WorkPackages: 200})
 	_, base := optesting.Start(t, data, optest.Options{})
 	query := data.WorkPackages[7].Subject
@@ -395,10 +402,7 @@ func TestDemoConfigs(t *testing.T) {
 	}
 	node := tool(t, "node")
 	dir := install(t)
-	bin := filepath.Join(t.TempDir(), "opsearch")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/opsearch/opsearch/cmd/opsearch").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	demo := exec.Command(bin, "demo", "--addr", "127.0.0.1:0", "--work-packages", "200")
 	demo.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	var stdout, stderr lockedBuffer
