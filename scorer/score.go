@@ -176,10 +176,7 @@ func scoreToken(q, f tok, p *Params) float64 {
 			return p.SharedPrefixBase + p.SharedPrefixWeight*float64(shared)/float64(max(q.runes, f.runes))
 		}
 	}
-	band := 1
-	if q.runes >= p.WideBandLength {
-		band = 2
-	}
+	band := editBand(q, p)
 	// Cheap rejections before the distance computation, which is where
 	// most of a search's time would otherwise go. A length difference
 	// needs that many edits; so does every character of one token that
@@ -199,6 +196,26 @@ func scoreToken(q, f tok, p *Params) float64 {
 		return 0
 	}
 	return 1 - float64(d)/float64(q.runes)*p.EditPenalty
+}
+
+// editBand is how many edits scoreToken accepts between q and a field
+// token: two from WideBandLength on, one below.
+func editBand(q tok, p *Params) int {
+	if q.runes >= p.WideBandLength {
+		return 2
+	}
+	return 1
+}
+
+// farApart reports, by scoreToken's cheapest tests alone, that it scores
+// q against f 0: q holds more characters f lacks than band edits can
+// supply (so f neither equals, starts with nor contains q, nor is within
+// band edits of it), and the tokens start differently (so they share no
+// prefix). It is small enough to inline: most pairs of a candidate's
+// words are unrelated, and this saves them the call.
+func farApart(q, f tok, band int, p *Params) bool {
+	return bits.OnesCount64(q.chars&^f.chars) > band && p.MinSharedPrefix > 0 &&
+		len(q.text) > 0 && len(f.text) > 0 && q.text[0] != f.text[0]
 }
 
 // sharedPrefix returns the length in runes of the common prefix of a and b.
@@ -271,7 +288,11 @@ func scoreFieldTokens(qs, fs []tok, p *Params, bests []float64) FieldScore {
 	var offsets []int
 	for qi, q := range qs {
 		best, bestAt := 0.0, -1
+		band := editBand(q, p)
 		for _, f := range fs {
+			if farApart(q, f, band, p) {
+				continue
+			}
 			if s := scoreToken(q, f, p); s > best {
 				best, bestAt = s, f.start
 				if best >= 1 {

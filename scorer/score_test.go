@@ -343,6 +343,52 @@ func TestScoreTokenMatchesOracle(t *testing.T) {
 	}
 }
 
+// TestFarApartOnlyWhereScoreIsZero checks scoreFieldTokens's shortcut
+// against the oracle: a pair farApart passes over must score 0, and the
+// shortcut must pass over pairs at all. Near misses are forced: a prefix,
+// a first letter replaced (one edit, no shared prefix) and a letter added.
+func TestFarApartOnlyWhereScoreIsZero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	alphabets := [][]rune{[]rune("abcdefgh"), []rune("aäbßøxyz"), []rune("dekcision")}
+	params := []Params{{}, {MinSharedPrefix: 2, EditPenalty: 0.4}, {MinFuzzyTokenLength: -1, MinContainsTokenLength: 2, WideBandLength: 4}, {MinSharedPrefix: -1}}
+	skipped := 0
+	for _, alpha := range alphabets {
+		word := func() []rune {
+			out := make([]rune, 1+rng.IntN(9))
+			for i := range out {
+				out[i] = alpha[rng.IntN(len(alpha))]
+			}
+			return out
+		}
+		for _, raw := range params {
+			p := raw.resolved()
+			for range 5000 {
+				q, f := word(), word()
+				switch rng.IntN(4) {
+				case 0:
+					f = append([]rune{}, q...)
+					f[0] = alpha[rng.IntN(len(alpha))]
+				case 1:
+					f = append(append([]rune{}, q...), alpha[rng.IntN(len(alpha))])
+				case 2:
+					q = f[:max(1, len(f)-1)]
+				}
+				qt, ft := newTok(string(q)), newTok(string(f))
+				if !farApart(qt, ft, editBand(qt, &p), &p) {
+					continue
+				}
+				skipped++
+				if want := refScoreToken(string(q), string(f), p); want != 0 {
+					t.Fatalf("params %+v: farApart(%q, %q), but the oracle scores %v", raw, string(q), string(f), want)
+				}
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Fatal("farApart passed over no pair")
+	}
+}
+
 func TestScoreFieldMatchesOracle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	vocab := strings.Fields("budget Budget budgets aproval approval APPROVAL decision decide " +
